@@ -1,0 +1,17 @@
+# The app under daphne. Build: docker compose build; configuration comes from the environment.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+
+COPY pyproject.toml README.md ./
+COPY server ./server
+COPY games ./games
+COPY accounts ./accounts
+COPY web ./web
+COPY manage.py ./
+RUN pip install --no-cache-dir . && python manage.py collectstatic --noinput
+
+EXPOSE 8000
+# Migrate, then serve. Daily challenges are made on the first request of a day if no job ran.
+CMD ["sh", "-c", "python manage.py migrate --noinput && daphne -b 0.0.0.0 -p 8000 server.asgi:application"]

@@ -1,0 +1,41 @@
+# Solitaire Arena: `make run` serves, `make test` tests. Both set everything up on a fresh machine.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint format install bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) server.asgi:application
+
+# CONN_MAX_AGE=0: test threads must not keep connections that block dropping the test database.
+test: $(STAMP)
+	CONN_MAX_AGE=0 $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: $(STAMP)
+	$(PY) bench/engine.py
+	$(PY) bench/solver.py
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache

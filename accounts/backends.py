@@ -1,0 +1,5 @@
+from django.contrib.auth.backends import ModelBackend
+
+
+class CaseInsensitiveModelBackend(ModelBackend):
+    """ModelBackend whose lookup goes through the manager's case-insensitive natural key."""

@@ -1,0 +1,26 @@
+"""The project's own User model, present from the first migration so it can grow freely."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractUser, UserManager
+from django.db import models
+from django.db.models.functions import Lower
+
+
+class ArenaUserManager(UserManager):
+    """Sign-in looks names up case-insensitively, matching the uniqueness rule."""
+
+    def get_by_natural_key(self, username: str):  # noqa: ANN201 - Django's signature
+        return self.get(username__iexact=username)
+
+
+class User(AbstractUser):
+    objects = ArenaUserManager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(Lower("username"), name="accounts_user_username_ci_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.username

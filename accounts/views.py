@@ -1,0 +1,116 @@
+"""Thin HTTP views for accounts: validate input, call a service, shape the answer."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate, login, logout
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import status
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+from rest_framework.views import APIView
+
+from accounts import services
+from accounts.serializers import (
+    CredentialsSerializer,
+    LoginSerializer,
+    MeSerializer,
+    RegisteredSerializer,
+    TokenSerializer,
+)
+from server.errors import AppError
+
+
+class AuthThrottle(AnonRateThrottle):
+    scope = "auth"
+
+
+def _valid(serializer_class, request: Request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _authenticate(request: Request) -> object:
+    data = _valid(LoginSerializer, request)
+    user = authenticate(request._request, username=data["username"], password=data["password"])
+    if user is None:
+        raise AppError("authentication_failed", "Wrong username or password.")
+    return user
+
+
+class RegisterView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+    throttle_classes = [AuthThrottle]
+
+    @extend_schema(
+        request=CredentialsSerializer,
+        responses={201: RegisteredSerializer},
+        examples=[
+            OpenApiExample("Register", value={"username": "ada", "password": "s3cret-pass"}),
+        ],
+        summary="Create an account and get its API token",
+    )
+    def post(self, request: Request) -> Response:
+        data = _valid(CredentialsSerializer, request)
+        user, token = services.register_user(data["username"], data["password"])
+        return Response({"username": user.username, "token": token.key}, status.HTTP_201_CREATED)
+
+
+class TokenView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+    throttle_classes = [AuthThrottle]
+
+    @extend_schema(
+        request=LoginSerializer,
+        responses={200: TokenSerializer},
+        summary="Exchange username and password for the API token",
+    )
+    def post(self, request: Request) -> Response:
+        user = _authenticate(request)
+        return Response({"token": services.token_for(user).key})
+
+
+class SessionLoginView(APIView):
+    """Session sign-in for browsers, whose WebSockets cannot send an Authorization header."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [AuthThrottle]
+
+    @extend_schema(
+        request=LoginSerializer,
+        responses={200: RegisteredSerializer},
+        summary="Sign in with a session cookie (browser client); also returns the token",
+    )
+    def post(self, request: Request) -> Response:
+        user = _authenticate(request)
+        login(request._request, user)
+        return Response({"username": user.username, "token": services.token_for(user).key})
+
+
+class SessionLogoutView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(request=None, responses={204: None}, summary="End the browser session")
+    def post(self, request: Request) -> Response:
+        logout(request._request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeView(APIView):
+    @extend_schema(responses={200: MeSerializer}, summary="The signed-in user and their stats")
+    def get(self, request: Request) -> Response:
+        from games.selectors import player_profile
+
+        user = request.user
+        return Response(
+            {
+                "id": user.id,
+                "username": user.username,
+                "date_joined": user.date_joined,
+                "stats": player_profile(user),
+            }
+        )

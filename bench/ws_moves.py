@@ -1,0 +1,213 @@
+"""WebSocket move throughput and latency against real daphne, beside a bare echo consumer.
+
+    python bench/ws_moves.py [--clients 1 10 100] [--seconds 10] [--backends sqlite postgres]
+
+For each backend it starts one daphne process (SQLite file, or PostgreSQL from
+BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/arena_bench, created if
+missing), then for each client count N: N users each play a real game over their own socket
+(send a random legal move, wait for the `state` frame, repeat), and, on the same server in the
+same run, N sockets send a frame of the same size to /ws/echo and wait for it back (the
+ceiling). It prints moves (or echoes) per second and p50/p99 latency from send to reply.
+
+The per-socket rate limit and the sign-up throttle are raised for the run so the numbers measure
+the server, not the limiter. Clients run in this process, on the same 2 cores as the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from websockets.asyncio.client import connect  # noqa: E402
+
+from tests.live_server import Daphne, migrate, server_env  # noqa: E402
+
+VARIANT = "spanish"  # rarely stuck: long games, no re-deals during a run
+
+
+def ensure_pg_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def start_server(backend: str, workdir: Path) -> Daphne:
+    extra = {
+        "WS_RATE_PER_SECOND": "100000",
+        "WS_RATE_BURST": "100000",
+        "DEBUG": "1",
+        "LOG_LEVEL": "WARNING",
+        "AUTH_THROTTLE_RATE": "100000/min",
+    }
+    env = server_env(workdir / "bench.sqlite3", **extra)
+    if backend == "postgres":
+        url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
+        ensure_pg_database(url)
+        env["DATABASE_URL"] = url
+    migrate(env)
+    return Daphne(env, workdir / f"daphne-{backend}.log")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def make_players(server: Daphne, n: int, tag: str) -> list[tuple[str, int]]:
+    def setup(i: int) -> tuple[str, int]:
+        name = f"b{tag}{i}{random.randrange(10**6)}"
+        status, body = server.call(
+            "POST", "/api/auth/register", {"username": name, "password": "bench-pass-123"}
+        )
+        assert status == 201, body
+        token = body["token"]
+        status, game = server.call(
+            "POST", "/api/games", {"variant": VARIANT, "deal": 1000 + i}, token
+        )
+        assert status == 201, game
+        return token, game["id"]
+
+    return await asyncio.gather(*(asyncio.to_thread(setup, i) for i in range(n)))
+
+
+async def play_client(
+    server: Daphne,
+    token: str,
+    game_id: int,
+    until: float,
+    latencies: list[float],
+    rng: random.Random,
+) -> int:
+    headers = {"Authorization": f"Token {token}"}
+    done = 0
+    async with connect(
+        f"{server.ws}/ws/games/{game_id}", additional_headers=headers, max_size=2**20
+    ) as ws:
+        state = json.loads(await ws.recv())
+        while time.perf_counter() < until:
+            moves = state["d"]["legal_moves"]
+            if state["d"]["status"] != "playing" or not moves:
+                break
+            frame = {"t": "move", "d": {"move": rng.choice(moves), "v": state["v"], "id": done}}
+            sent = time.perf_counter()
+            await ws.send(json.dumps(frame))
+            while True:
+                reply = json.loads(await ws.recv())
+                if reply["t"] == "state":
+                    break
+                if reply["t"] == "error":
+                    raise RuntimeError(reply)
+            latencies.append(time.perf_counter() - sent)
+            state = reply
+            done += 1
+    return done
+
+
+async def echo_client(
+    server: Daphne, token: str, until: float, latencies: list[float], payload: str
+) -> int:
+    headers = {"Authorization": f"Token {token}"}
+    done = 0
+    async with connect(f"{server.ws}/ws/echo", additional_headers=headers) as ws:
+        while time.perf_counter() < until:
+            sent = time.perf_counter()
+            await ws.send(payload)
+            await ws.recv()
+            latencies.append(time.perf_counter() - sent)
+            done += 1
+    return done
+
+
+async def run_moves(server: Daphne, n: int, seconds: float) -> tuple[float, float, float]:
+    players = await make_players(server, n, "m")
+    latencies: list[float] = []
+    until = time.perf_counter() + seconds
+    started = time.perf_counter()
+    counts = await asyncio.gather(
+        *(
+            play_client(server, tok, gid, until, latencies, random.Random(i))
+            for i, (tok, gid) in enumerate(players)
+        )
+    )
+    elapsed = time.perf_counter() - started
+    return sum(counts) / elapsed, percentile(latencies, 0.5), percentile(latencies, 0.99)
+
+
+async def run_echo(server: Daphne, n: int, seconds: float) -> tuple[float, float, float]:
+    players = await make_players(server, n, "e")
+    # A frame the size of a move frame out and a state frame back, roughly.
+    payload = json.dumps(
+        {"t": "move", "d": {"move": "t3-t10", "v": 123, "id": 45}, "pad": "x" * 900}
+    )
+    latencies: list[float] = []
+    until = time.perf_counter() + seconds
+    started = time.perf_counter()
+    counts = await asyncio.gather(
+        *(echo_client(server, tok, until, latencies, payload) for tok, _ in players)
+    )
+    elapsed = time.perf_counter() - started
+    return sum(counts) / elapsed, percentile(latencies, 0.5), percentile(latencies, 0.99)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 10, 100])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--backends", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"]
+    )
+    args = parser.parse_args()
+    rows = []
+    for backend in args.backends:
+        with tempfile.TemporaryDirectory() as tmp:
+            server = start_server(backend, Path(tmp))
+            try:
+                for n in args.clients:
+                    echo = asyncio.run(run_echo(server, n, args.seconds))
+                    moves = asyncio.run(run_moves(server, n, args.seconds))
+                    rows.append((backend, n, echo, moves))
+                    print(
+                        f"  {backend} N={n}: echo {echo[0]:.0f}/s, moves {moves[0]:.0f}/s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            finally:
+                server.stop()
+    print()
+    print(
+        f"WebSocket moves vs echo ceiling ({args.seconds:.0f} s per cell, {VARIANT} games, "
+        "clients in-process on the same machine)"
+    )
+    header = (
+        "| backend | clients | echo msg/s | echo p50 ms | echo p99 ms | moves/s "
+        "| move p50 ms | move p99 ms | moves/echo |"
+    )
+    print(header)
+    print("|" + "---|" * 9)
+    for backend, n, echo, moves in rows:
+        ratio = moves[0] / echo[0] if echo[0] else float("nan")
+        print(
+            f"| {backend} | {n} | {echo[0]:.0f} | {echo[1] * 1000:.1f} | {echo[2] * 1000:.1f} "
+            f"| {moves[0]:.0f} | {moves[1] * 1000:.1f} | {moves[2] * 1000:.1f} "
+            f"| {ratio:.0%} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Daily challenges, leaderboards and player profiles over REST."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games import clock, daily, engine, leaderboards, selectors
+from games.api import serializers as s
+from games.api.views import ERRORS
+from games.services import check_variant
+from server.errors import AppError
+
+PAGE_PARAMS = [
+    OpenApiParameter("page", int, description="1-based page number"),
+    OpenApiParameter(
+        "page_size", int, description=f"entries per page, at most {leaderboards.MAX_PAGE_SIZE}"
+    ),
+]
+
+
+def paging(request: Request) -> tuple[int, int]:
+    try:
+        page = int(request.query_params.get("page", 1))
+        size = int(request.query_params.get("page_size", leaderboards.PAGE_SIZE))
+    except ValueError:
+        raise AppError("bad_request", "page and page_size are whole numbers.") from None
+    if page < 1 or not 1 <= size <= leaderboards.MAX_PAGE_SIZE:
+        raise AppError(
+            "bad_request", f"page >= 1 and 1 <= page_size <= {leaderboards.MAX_PAGE_SIZE}."
+        )
+    return page, size
+
+
+def attempt_summary(game) -> dict | None:  # noqa: ANN001
+    if game is None:
+        return None
+    return {
+        "game_id": game.pk,
+        "status": game.status,
+        "moves": game.version,
+        "seconds": game.seconds,
+        "foundation_cards": game.foundation_cards,
+        "rank": selectors.rank_of(game),
+    }
+
+
+class DailyListView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        responses={200: s.DailyListSerializer},
+        summary="Today's (UTC) five challenges and your attempt at each",
+        description="Made on the first request of the day if no job made them (this can take "
+        "a little while). The deal number is not sent until the day is over.",
+    )
+    def get(self, request: Request) -> Response:
+        user = request.user
+        challenges = []
+        for challenge in daily.ensure_today():
+            attempt = daily.ranked_attempt(user, challenge) if user.is_authenticated else None
+            challenges.append(
+                {
+                    "date": challenge.date.isoformat(),
+                    "variant": challenge.variant,
+                    "name": engine.VARIANTS[challenge.variant].name,
+                    "winnable": challenge.winnable,
+                    "par_cards": challenge.par_cards,
+                    "par_moves": challenge.par_moves,
+                    "attempt": attempt_summary(attempt),
+                }
+            )
+        return Response({"date": clock.today().isoformat(), "challenges": challenges})
+
+
+class DailyPlayView(APIView):
+    @extend_schema(
+        request=None,
+        responses={201: s.GameSerializer, 200: s.GameSerializer, **ERRORS},
+        summary="Start (201) or resume (200) your ranked attempt",
+        description="Only today's challenge is ranked; for a past day this starts a practice "
+        "game on its deal (revealed). One ranked attempt per user: calling again resumes it.",
+    )
+    def post(self, request: Request, date: str, variant: str) -> Response:
+        challenge = daily.challenge_for(date, variant)
+        game, created = daily.play_daily(request.user, challenge)
+        return Response(selectors.game_payload(game), status=201 if created else 200)
+
+
+class DailyPracticeView(APIView):
+    @extend_schema(
+        request=None,
+        responses={201: s.GameSerializer, **ERRORS},
+        summary="Practise a daily deal (after your ranked attempt, or a past day)",
+    )
+    def post(self, request: Request, date: str, variant: str) -> Response:
+        challenge = daily.challenge_for(date, variant)
+        game = daily.start_daily_practice(request.user, challenge)
+        return Response(selectors.game_payload(game), status=201)
+
+
+class DailyLeaderboardView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=PAGE_PARAMS,
+        responses={200: s.LeaderboardSerializer, **ERRORS},
+        summary="The day's ranked entries, with your own entry even when off the page",
+        description="Order: won first, then more cards on the foundations, fewer moves, less "
+        "time, who finished first. Ranks are 1..N (ties share nothing). Today's board lists "
+        "finished attempts; once the day is over, open attempts count as they stand.",
+    )
+    def get(self, request: Request, date: str, variant: str) -> Response:
+        page, size = paging(request)
+        challenge = daily.challenge_for(date, variant)
+        body = leaderboards.board_page(challenge, page, size)
+        body["me"] = leaderboards.my_entry(challenge, request.user)
+        return Response(body)
+
+
+class AllTimeLeaderboardView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=PAGE_PARAMS,
+        responses={
+            200: inline_serializer(
+                "AllTimeBoard",
+                {
+                    "variant": serializers.CharField(),
+                    "total": serializers.IntegerField(),
+                    "page": serializers.IntegerField(),
+                    "page_size": serializers.IntegerField(),
+                    "entries": serializers.ListField(child=serializers.DictField()),
+                },
+            )
+        },
+        summary="All-time: daily wins, best par ratio, longest streak",
+    )
+    def get(self, request: Request, variant: str) -> Response:
+        check_variant(variant)
+        page, size = paging(request)
+        return Response(leaderboards.alltime_board(variant, page, size))
+
+
+class UserProfileView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        responses={200: s.ProfileSerializer, **ERRORS},
+        summary="A player's games per variant, daily streaks and recent results",
+    )
+    def get(self, request: Request, username: str) -> Response:
+        user = get_user_model().objects.filter(username__iexact=username).first()
+        if user is None:
+            raise AppError("not_found", f"No player '{username[:40]}'.")
+        return Response(
+            {
+                "username": user.username,
+                "date_joined": user.date_joined,
+                **selectors.player_profile(user),
+            }
+        )

@@ -1,0 +1,157 @@
+"""Request shapes for the games API and response shapes for the schema.
+
+Responses are built by games.selectors; these serializers only validate input and document
+the output in the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from games.models import VARIANT_CHOICES
+
+
+class NewGameSerializer(serializers.Serializer):
+    variant = serializers.ChoiceField(choices=VARIANT_CHOICES)
+    deal = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+
+
+class MoveRequestSerializer(serializers.Serializer):
+    move = serializers.CharField(max_length=16, trim_whitespace=True)
+    v = serializers.IntegerField(min_value=0)
+
+
+class UndoRequestSerializer(serializers.Serializer):
+    v = serializers.IntegerField(min_value=0)
+
+
+class StockSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    top = serializers.CharField(allow_null=True)
+
+
+class StateSerializer(serializers.Serializer):
+    variant = serializers.CharField()
+    tableau = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    foundations = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    cells = serializers.ListField(child=serializers.CharField(allow_null=True))
+    stock = StockSerializer()
+    waste = serializers.ListField(child=serializers.CharField())
+    status = serializers.ChoiceField(choices=["playing", "won", "stuck", "resigned"])
+    moves = serializers.IntegerField()
+    legal_moves = serializers.ListField(child=serializers.CharField())
+    last_move = serializers.CharField(allow_null=True)
+
+
+class DailyRefSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    variant = serializers.CharField()
+    ranked = serializers.BooleanField()
+
+
+class GameSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    variant = serializers.CharField()
+    deal = serializers.IntegerField(
+        allow_null=True, help_text="null for a daily deal until its day is over"
+    )
+    daily = DailyRefSerializer(allow_null=True)
+    owner = serializers.CharField()
+    v = serializers.IntegerField()
+    status = serializers.CharField()
+    seconds = serializers.IntegerField(help_text="server time from start to the last move")
+    state = StateSerializer()
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class MoveRowSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    move = serializers.CharField()
+    v = serializers.IntegerField(help_text="the version the move was played on")
+    at = serializers.DateTimeField()
+
+
+class VariantSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    decks = serializers.IntegerField()
+    cards = serializers.IntegerField()
+    piles = serializers.DictField()
+    rules = serializers.ListField(child=serializers.CharField())
+    summary = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class AttemptSerializer(serializers.Serializer):
+    game_id = serializers.IntegerField()
+    status = serializers.CharField()
+    moves = serializers.IntegerField()
+    seconds = serializers.IntegerField()
+    foundation_cards = serializers.IntegerField()
+    rank = serializers.IntegerField(allow_null=True)
+
+
+class ChallengeSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    variant = serializers.CharField()
+    name = serializers.CharField()
+    winnable = serializers.BooleanField()
+    par_cards = serializers.IntegerField(help_text="cards the certified line brings up")
+    par_moves = serializers.IntegerField(help_text="length of the certified line")
+    attempt = AttemptSerializer(allow_null=True)
+
+
+class DailyListSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    challenges = ChallengeSerializer(many=True)
+
+
+class EntrySerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    username = serializers.CharField()
+    status = serializers.CharField()
+    moves = serializers.IntegerField()
+    seconds = serializers.IntegerField()
+    foundation_cards = serializers.IntegerField()
+    game_id = serializers.IntegerField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    variant = serializers.CharField()
+    total = serializers.IntegerField()
+    page = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+    entries = EntrySerializer(many=True)
+    me = EntrySerializer(allow_null=True)
+
+
+class ProfileSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    date_joined = serializers.DateTimeField()
+    played = serializers.IntegerField()
+    won = serializers.IntegerField()
+    variants = serializers.DictField()
+    daily = serializers.DictField()
+    current_streak = serializers.IntegerField()
+    best_streak = serializers.IntegerField()
+    recent = serializers.ListField(child=serializers.DictField())
+
+
+class LiveGameSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    owner = serializers.CharField()
+    variant = serializers.CharField()
+    v = serializers.IntegerField()
+    daily = serializers.DateField(allow_null=True)
+    ranked = serializers.BooleanField()
+
+
+class HintSerializer(serializers.Serializer):
+    move = serializers.CharField(allow_null=True)

@@ -1,0 +1,36 @@
+from django.urls import path
+
+from games.api import daily_views, views
+
+urlpatterns = [
+    path("variants", views.VariantListView.as_view(), name="variants"),
+    path("games", views.GameListView.as_view(), name="games"),
+    path("games/live", views.LiveGamesView.as_view(), name="games-live"),
+    path("games/<int:game_id>", views.GameDetailView.as_view(), name="game"),
+    path("games/<int:game_id>/moves", views.MoveListView.as_view(), name="game-moves"),
+    path("games/<int:game_id>/undo", views.UndoView.as_view(), name="game-undo"),
+    path("games/<int:game_id>/resign", views.ResignView.as_view(), name="game-resign"),
+    path("games/<int:game_id>/hint", views.HintView.as_view(), name="game-hint"),
+    path("daily", daily_views.DailyListView.as_view(), name="daily"),
+    path(
+        "daily/<str:date>/<str:variant>/play",
+        daily_views.DailyPlayView.as_view(),
+        name="daily-play",
+    ),
+    path(
+        "daily/<str:date>/<str:variant>/practice",
+        daily_views.DailyPracticeView.as_view(),
+        name="daily-practice",
+    ),
+    path(
+        "daily/<str:date>/<str:variant>/leaderboard",
+        daily_views.DailyLeaderboardView.as_view(),
+        name="daily-leaderboard",
+    ),
+    path(
+        "leaderboards/<str:variant>",
+        daily_views.AllTimeLeaderboardView.as_view(),
+        name="alltime-leaderboard",
+    ),
+    path("users/<str:username>", daily_views.UserProfileView.as_view(), name="user-profile"),
+]

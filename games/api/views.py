@@ -1,0 +1,180 @@
+"""Thin REST views over games.services (writes) and games.selectors (reads)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games import engine, events, selectors, services
+from games.api import serializers as s
+from games.broadcast import send_to_game_sync
+from games.services import Outcome
+
+ERRORS = {
+    400: OpenApiResponse(s.ErrorSerializer, description="bad_move, illegal_move, invalid"),
+    401: OpenApiResponse(s.ErrorSerializer, description="not_authenticated"),
+    403: OpenApiResponse(s.ErrorSerializer, description="forbidden: not your game"),
+    404: OpenApiResponse(s.ErrorSerializer, description="not_found"),
+    409: OpenApiResponse(s.ErrorSerializer, description="stale_version or game_over"),
+}
+
+GAME_EXAMPLE = OpenApiExample(
+    "A Countess game",
+    response_only=True,
+    value={
+        "id": 42,
+        "variant": "countess",
+        "deal": 1234,
+        "daily": None,
+        "owner": "ada",
+        "v": 17,
+        "status": "playing",
+        "seconds": 95,
+        "state": {
+            "variant": "countess",
+            "tableau": [["9C", "8H"], ["KS"], [], ["4D"]],
+            "foundations": [["AS", "2S"], [], [], []],
+            "cells": [],
+            "stock": {"count": 40, "top": None},
+            "waste": ["7H", "QD"],
+            "status": "playing",
+            "moves": 17,
+            "legal_moves": ["draw", "waste-t1"],
+            "last_move": "t3-f0",
+        },
+        "started_at": "2026-11-22T10:00:00Z",
+        "finished_at": None,
+    },
+)
+
+
+def validated(serializer_class, request: Request) -> dict:  # noqa: ANN001
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def publish(outcome: Outcome) -> Response:
+    """Tell the game's sockets what a REST write did, and answer with the game."""
+    for frame in events.frames_for(outcome):
+        send_to_game_sync(outcome.game.pk, frame)
+    return Response(selectors.game_payload(outcome.game, outcome.state, outcome.move))
+
+
+class VariantListView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={200: s.VariantSerializer(many=True)}, summary="The five games")
+    def get(self, request: Request) -> Response:
+        return Response(
+            [
+                {
+                    "id": v.id,
+                    "name": v.name,
+                    "decks": v.decks,
+                    "cards": v.cards,
+                    "piles": {
+                        "tableau": v.tableau_piles,
+                        "foundations": v.foundations,
+                        "cells": v.cells,
+                        "stock": v.stock,
+                        "waste": v.waste,
+                    },
+                    "rules": list(v.rules),
+                    "summary": v.summary,
+                }
+                for v in engine.VARIANTS.values()
+            ]
+        )
+
+
+class GameListView(APIView):
+    @extend_schema(responses={200: s.GameSerializer(many=True)}, summary="Your 50 latest games")
+    def get(self, request: Request) -> Response:
+        games = request.user.games.select_related("deal", "daily", "owner").order_by("-started_at")
+        return Response([selectors.game_payload(g) for g in games[:50]])
+
+    @extend_schema(
+        request=s.NewGameSerializer,
+        responses={201: s.GameSerializer, **ERRORS},
+        examples=[
+            OpenApiExample("Practice deal 1", value={"variant": "portuguese", "deal": 1}),
+            GAME_EXAMPLE,
+        ],
+        summary="Start a practice game (a random deal if none is given)",
+    )
+    def post(self, request: Request) -> Response:
+        data = validated(s.NewGameSerializer, request)
+        game = services.start_practice(request.user, data["variant"], data.get("deal"))
+        return Response(selectors.game_payload(game), status=status.HTTP_201_CREATED)
+
+
+class GameDetailView(APIView):
+    @extend_schema(
+        responses={200: s.GameSerializer, **ERRORS},
+        examples=[GAME_EXAMPLE],
+        summary="A game as any signed-in user may see it",
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        return Response(selectors.game_payload(selectors.viewable_game(game_id, request.user)))
+
+
+class MoveListView(APIView):
+    @extend_schema(
+        responses={200: s.MoveRowSerializer(many=True), **ERRORS}, summary="The move history"
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        return Response(selectors.move_history(selectors.viewable_game(game_id, request.user)))
+
+    @extend_schema(
+        request=s.MoveRequestSerializer,
+        responses={200: s.GameSerializer, **ERRORS},
+        examples=[OpenApiExample("Move a card", value={"move": "t3-f0", "v": 12})],
+        summary="Play one move on the version you saw",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        data = validated(s.MoveRequestSerializer, request)
+        return publish(services.play_move(game_id, request.user, data["move"], data["v"]))
+
+
+class UndoView(APIView):
+    @extend_schema(
+        request=s.UndoRequestSerializer,
+        responses={200: s.GameSerializer, **ERRORS},
+        summary="Undo the last move (it counts as a move)",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        data = validated(s.UndoRequestSerializer, request)
+        return publish(services.undo(game_id, request.user, data["v"]))
+
+
+class ResignView(APIView):
+    @extend_schema(
+        request=None,
+        responses={200: s.GameSerializer, **ERRORS},
+        summary="Give up: the game ends as it stands",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        return publish(services.resign(game_id, request.user))
+
+
+class LiveGamesView(APIView):
+    @extend_schema(
+        responses={200: s.LiveGameSerializer(many=True)},
+        summary="Games in progress that you may watch",
+    )
+    def get(self, request: Request) -> Response:
+        return Response(selectors.live_games(request.user))
+
+
+class HintView(APIView):
+    @extend_schema(
+        responses={200: s.HintSerializer, **ERRORS},
+        summary="A suggested next move (practice games only)",
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        return Response({"move": selectors.hint(game_id, request.user)})

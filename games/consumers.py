@@ -1,0 +1,342 @@
+"""WebSocket consumers: parse the frame, check who is asking, call a service; nothing else.
+
+Each move costs one database round trip (`database_sync_to_async`): the service applies it and
+the frames are built in the same thread call. The mover hears `ack` and `state` on its own socket
+at once; other sockets of the game hear through the channel layer group, so a watcher on another
+server process sees the move too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.db import connection, connections
+
+from games import events, selectors, services
+from games.broadcast import game_group, send_to_game
+from server.errors import AppError
+from server.ws_auth import CLOSE_UNAUTHENTICATED
+
+CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_RATE_LIMITED = 4429
+
+# The error codes PROTOCOL.md promises on the socket; anything else is mapped onto them.
+WS_CODES = {
+    "bad_message",
+    "illegal_move",
+    "stale_version",
+    "game_over",
+    "forbidden",
+    "rate_limited",
+}
+WS_CODE_MAP = {"bad_move": "illegal_move", "invalid": "bad_message", "not_found": "forbidden"}
+
+
+class RateLimiter:
+    """Token bucket per socket, plus a count of refusals that marks a client as abusive.
+
+    A burst of a few dozen frames is fine (a fast player, a reconnect sync); a client that keeps
+    sending past the limit gets `rate_limited` errors, and after `abuse_limit` refusals within
+    `abuse_window` seconds the socket is closed with 4429.
+    """
+
+    def __init__(self) -> None:
+        self.rate = float(settings.WS_RATE_PER_SECOND)
+        self.burst = float(settings.WS_RATE_BURST)
+        self.tokens = self.burst
+        self.stamp = time.monotonic()
+        self.refusals: deque[float] = deque()
+        self.abuse_limit = int(settings.WS_ABUSE_REFUSALS)
+        self.abuse_window = 10.0
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        self.refusals.append(now)
+        while self.refusals and now - self.refusals[0] > self.abuse_window:
+            self.refusals.popleft()
+        return False
+
+    @property
+    def abusive(self) -> bool:
+        return len(self.refusals) >= self.abuse_limit
+
+
+class JsonFrameConsumer(AsyncWebsocketConsumer):
+    """Shared plumbing: auth at connect, frame size and rate limits, `{"t", "d"}` parsing."""
+
+    async def dispatch(self, message: dict) -> None:
+        """Channels' dispatch, minus its per-message `aclose_old_connections()`.
+
+        That call is a thread hop on every frame, even a ping or a fanned-out state. Here the
+        database is reached only through `database_sync_to_async`, which closes stale
+        connections itself, in the thread that uses them.
+        """
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def connect(self) -> None:
+        # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.user = user
+        self.limiter = RateLimiter()
+        await self.on_connect()
+
+    async def on_connect(self) -> None:
+        raise NotImplementedError
+
+    async def join(self, group: str, first_frame: dict[str, Any]) -> None:
+        """Subscribe to the group that fans out this socket's updates, then send the first."""
+        self.group = group
+        await self.channel_layer.group_add(group, self.channel_name)
+        await self.send_frame(first_frame)
+
+    async def refuse_connection(self, error: AppError, close_code: int) -> None:
+        """Say why in an error frame, then close with a code a client can act on."""
+        await self.send_error(error.code, error.detail, reason=error.code)
+        await self.close(code=close_code)
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def send_frame(self, frame: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(frame, separators=(",", ":"), default=str))
+
+    async def send_error(self, code: str, detail: str, msg_id: Any = None, **extra: Any) -> None:
+        code = code if code in WS_CODES else WS_CODE_MAP.get(code, "bad_message")
+        await self.send_frame(
+            {"t": "error", "d": {"id": msg_id, "code": code, "detail": detail, **extra}}
+        )
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if not hasattr(self, "limiter"):
+            return  # closed at connect
+        if not self.limiter.allow():
+            if self.limiter.abusive:
+                await self.close(code=CLOSE_RATE_LIMITED)
+            else:
+                await self.send_error("rate_limited", "Too many messages: slow down.")
+            return
+        if text_data is None:
+            await self.send_error("bad_message", "Frames are JSON text, not binary.")
+            return
+        if len(text_data) > settings.MAX_WS_FRAME_BYTES:
+            await self.send_error(
+                "bad_message", f"Frame too large (limit {settings.MAX_WS_FRAME_BYTES} bytes)."
+            )
+            return
+        try:
+            frame = json.loads(text_data)
+        except ValueError:
+            await self.send_error("bad_message", "Frames must be JSON objects.")
+            return
+        if not isinstance(frame, dict) or not isinstance(frame.get("t"), str):
+            await self.send_error("bad_message", 'A frame is an object {"t": TYPE, "d": DATA}.')
+            return
+        data = frame.get("d", {})
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            await self.send_error("bad_message", '"d" must be an object.')
+            return
+        handler = (
+            getattr(self, f"on_{frame['t']}", None) if frame["t"] in self.frame_types else None
+        )
+        if handler is None:
+            await self.send_error(
+                "bad_message",
+                f"Unknown message type '{frame['t'][:32]}'. Known: {', '.join(self.frame_types)}.",
+                data.get("id") if _is_id(data.get("id")) else None,
+            )
+            return
+        await handler(data)
+
+    frame_types: tuple[str, ...] = ("ping",)
+
+    async def on_ping(self, data: dict) -> None:
+        await self.send_frame({"t": "pong"})
+
+
+def _is_id(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, str | int) and not isinstance(value, bool) and len(str(value)) <= 64
+    )
+
+
+def _load_state(game_id: int, user) -> tuple[int, int, dict] | AppError:  # noqa: ANN001
+    try:
+        game = selectors.viewable_game(game_id, user)
+    except AppError as exc:
+        return exc
+    frame = {"t": "state", "v": game.version, "d": selectors.state_view(game)}
+    return game.owner_id, game.version, frame
+
+
+_db_pool: ThreadPoolExecutor | None = None
+
+
+def _db(func):  # noqa: ANN001, ANN202
+    """Run a sync database function from a consumer.
+
+    PostgreSQL takes many transactions at once and commits them as a group, so game writes
+    there run on a pool of threads (GAME_DB_THREADS, each with its own connection); the row
+    lock keeps one game consistent. SQLite has one writer at a time, so there every call stays
+    on the one shared thread, where queuing is cheaper than lock contention.
+    """
+    global _db_pool
+    if connection.vendor == "sqlite":
+        return database_sync_to_async(func)
+    if _db_pool is None:
+        _db_pool = ThreadPoolExecutor(settings.GAME_DB_THREADS, thread_name_prefix="game-db")
+    return database_sync_to_async(func, thread_sensitive=False, executor=_db_pool)
+
+
+def shutdown_db_pool() -> None:
+    """Stop the game-write threads; their connections go with them (tests, clean shutdown)."""
+    global _db_pool
+    if _db_pool is not None:
+        pool, _db_pool = _db_pool, None
+        for _ in range(settings.GAME_DB_THREADS):
+            pool.submit(connections.close_all)
+        pool.shutdown(wait=True)
+
+
+def _write(action: str, game_id: int, user, data: dict) -> tuple[int, list[dict]]:  # noqa: ANN001
+    """Run one service write and build its frames, in the same worker-thread call."""
+    if action == "move":
+        outcome = services.play_move(game_id, user, data["move"], data["v"])
+    elif action == "undo":
+        outcome = services.undo(game_id, user, data["v"])
+    else:
+        outcome = services.resign(game_id, user)
+    return outcome.game.version, events.frames_for(outcome)
+
+
+class GameConsumer(JsonFrameConsumer):
+    """`/ws/games/{id}`: the owner plays, other signed-in users watch."""
+
+    frame_types = ("move", "undo", "resign", "sync", "ping")
+
+    async def on_connect(self) -> None:
+        self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
+        loaded = await _db(_load_state)(self.game_id, self.user)
+        if isinstance(loaded, AppError):
+            code = CLOSE_NOT_FOUND if loaded.code == "not_found" else CLOSE_FORBIDDEN
+            return await self.refuse_connection(loaded, code)
+        owner_id, self.version, frame = loaded
+        self.is_owner = owner_id == self.user.id
+        await self.join(game_group(self.game_id), frame)
+
+    async def game_frame(self, event: dict) -> None:
+        """A frame fanned out to the game's group (skipping the socket that already has it)."""
+        if event.get("exclude") == self.channel_name:
+            return
+        frame = event["frame"]
+        if frame.get("t") == "state":
+            self.version = frame["v"]
+        await self.send_frame(frame)
+
+    async def on_sync(self, data: dict) -> None:
+        loaded = await _db(_load_state)(self.game_id, self.user)
+        if not isinstance(loaded, AppError):
+            _, self.version, frame = loaded
+            await self.send_frame(frame)
+
+    async def on_move(self, data: dict) -> None:
+        move = data.get("move")
+        if not isinstance(move, str):
+            return await self._refuse(
+                data, "bad_message", 'A move frame needs "d": {"move": "t3-f0", "v": N}.'
+            )
+        await self._write("move", data)
+
+    async def on_undo(self, data: dict) -> None:
+        await self._write("undo", data)
+
+    async def on_resign(self, data: dict) -> None:
+        await self._write("resign", data)
+
+    async def send_error(self, code: str, detail: str, msg_id: Any = None, **extra: Any) -> None:
+        """Every error on a game socket carries the version the server knows is current."""
+        if hasattr(self, "version"):
+            extra.setdefault("v", self.version)
+        await super().send_error(code, detail, msg_id, **extra)
+
+    async def _refuse(self, data: dict, code: str, detail: str, **extra: Any) -> None:
+        msg_id = data.get("id") if _is_id(data.get("id")) else None
+        await self.send_error(code, detail, msg_id, **extra)
+
+    async def _write(self, action: str, data: dict) -> None:
+        if not _is_id(data.get("id")):
+            return await self._refuse(data, "bad_message", '"id" must be a short string or number.')
+        if action != "resign":
+            v = data.get("v")
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                return await self._refuse(
+                    data, "bad_message", f'A {action} frame needs "v": the version you saw.'
+                )
+        if not self.is_owner:
+            return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")
+        try:
+            self.version, frames = await _db(_write)(action, self.game_id, self.user, data)
+        except AppError as exc:
+            extra = {k: v for k, v in exc.extra.items() if k != "v"}
+            self.version = exc.extra.get("v", self.version)
+            return await self._refuse(data, exc.code, exc.detail, **extra)
+        await self.send_frame({"t": "ack", "d": {"id": data.get("id")}})
+        for frame in frames:
+            await self.send_frame(frame)
+            await send_to_game(self.game_id, frame, exclude=self.channel_name)
+
+
+def _load_board(date: str, variant: str) -> tuple[str, dict] | AppError:
+    from games import daily, leaderboards
+
+    try:
+        challenge = daily.challenge_for(date, variant)
+    except AppError as exc:
+        return exc
+    group = leaderboards.board_group(challenge.date.isoformat(), challenge.variant)
+    return group, leaderboards.board_frame(challenge)
+
+
+class LeaderboardConsumer(JsonFrameConsumer):
+    """`/ws/leaderboards/{date}/{variant}`: the board on connect and whenever it changes."""
+
+    frame_types = ("sync", "ping")
+
+    async def on_connect(self) -> None:
+        kwargs = self.scope["url_route"]["kwargs"]
+        self.date, self.variant = kwargs["date"], kwargs["variant"]
+        loaded = await _db(_load_board)(self.date, self.variant)
+        if isinstance(loaded, AppError):
+            return await self.refuse_connection(loaded, CLOSE_NOT_FOUND)
+        await self.join(*loaded)
+
+    async def board_frame(self, event: dict) -> None:
+        await self.send_frame(event["frame"])
+
+    async def on_sync(self, data: dict) -> None:
+        loaded = await _db(_load_board)(self.date, self.variant)
+        if not isinstance(loaded, AppError):
+            await self.send_frame(loaded[1])

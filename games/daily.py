@@ -1,0 +1,161 @@
+"""Daily challenges: which deal each (UTC day, variant) plays, certified by the solver (W1).
+
+The deal number comes from an HMAC of the date and variant under DAILY_SECRET, so nobody can
+compute tomorrow's deal. Candidates are tried in a fixed order; the solver runs on a node budget
+(not a clock) so every server process, fast or slow, certifies the same deal. The unique
+constraint on (date, variant) makes concurrent creation safe: the loser of the race reads the
+winner's row. Within one process a lock per key keeps concurrent requests from certifying twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import multiprocessing as mp
+import threading
+from concurrent.futures import ProcessPoolExecutor
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from games import certification, clock
+from games.certification import BUDGETS, Budget, Certificate
+from games.models import VARIANT_IDS, DailyChallenge, Game
+from games.services import check_variant, create_unique, get_deal, start_game
+from server.errors import AppError
+
+_pool: ProcessPoolExecutor | None = None
+_pool_guard = threading.Lock()
+
+
+def candidate_deal(date: dt.date, variant: str, index: int) -> int:
+    return certification.candidate_deal(settings.DAILY_SECRET, date, variant, index)
+
+
+def certify(date: dt.date, variant: str, budget: Budget | None = None) -> Certificate:
+    return certification.certify(settings.DAILY_SECRET, date, variant, budget or BUDGETS[variant])
+
+
+def run_certify(date: dt.date, variant: str) -> Certificate:
+    """Certify in a worker process when DAILY_CERTIFY_IN_PROCESS_POOL is on (the default).
+
+    The solver is pure CPU; run in a request thread it would hold the GIL for seconds and slow
+    every other request of the server, so it runs in its own process on another core.
+    """
+    global _pool
+    if not getattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False):
+        return certify(date, variant)
+    with _pool_guard:
+        if _pool is None:
+            _pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+    job = _pool.submit(
+        certification.certify, settings.DAILY_SECRET, date, variant, BUDGETS[variant]
+    )
+    return job.result()
+
+
+_locks: dict[tuple[dt.date, str], threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock_for(date: dt.date, variant: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault((date, variant), threading.Lock())
+
+
+def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
+    """The challenge of a day, certified now if no job made it yet."""
+    existing = DailyChallenge.objects.select_related("deal").filter(date=date, variant=variant)
+    found = existing.first()
+    if found is not None:
+        return found
+    with _lock_for(date, variant):
+        found = existing.first()
+        if found is not None:
+            return found
+        cert = run_certify(date, variant)
+        deal = get_deal(variant, cert.deal)
+        challenge, _ = create_unique(
+            DailyChallenge,
+            defaults={
+                "deal": deal,
+                "winnable": cert.winnable,
+                "par_cards": cert.par_cards,
+                "par_moves": len(cert.line),
+                "line": cert.line,
+                "par_proven": cert.par_proven,
+                "candidates_tried": cert.candidates_tried,
+                "solver_seconds": round(cert.seconds, 3),
+            },
+            date=date,
+            variant=variant,
+        )
+        return challenge
+
+
+def ensure_today() -> list[DailyChallenge]:
+    date = clock.today()
+    return [ensure_daily(date, variant) for variant in VARIANT_IDS]
+
+
+def parse_day(raw: str) -> dt.date:
+    """A challenge date from a URL: malformed is 400, a day not yet begun is 404."""
+    try:
+        date = dt.date.fromisoformat(raw)
+        if len(raw) != 10:
+            raise ValueError(raw)
+    except ValueError:
+        raise AppError("bad_date", f"'{raw[:20]}' is not a date like 2026-11-22.") from None
+    if date > clock.today():
+        raise AppError("not_found", f"The challenge of {date} is not out yet.")
+    return date
+
+
+def challenge_for(raw_date: str, variant: str) -> DailyChallenge:
+    """The challenge a URL names. Today's is made on demand; a past day must already exist."""
+    check_variant(variant)
+    date = parse_day(raw_date)
+    if date == clock.today():
+        return ensure_daily(date, variant)
+    found = DailyChallenge.objects.select_related("deal").filter(date=date, variant=variant).first()
+    if found is None:
+        raise AppError("not_found", f"There was no {variant} challenge on {date}.")
+    return found
+
+
+def ranked_attempt(user, challenge: DailyChallenge) -> Game | None:  # noqa: ANN001
+    return (
+        Game.objects.select_related("deal", "daily", "owner")
+        .filter(owner=user, daily=challenge, ranked=True)
+        .first()
+    )
+
+
+def play_daily(user, challenge: DailyChallenge) -> tuple[Game, bool]:  # noqa: ANN001
+    """Start or resume the user's one ranked attempt; a past day gives a practice game.
+
+    Returns (game, created). Two requests at once still make one attempt: the partial unique
+    constraint on (owner, daily) where ranked decides, and the loser resumes the winner's game.
+    """
+    if challenge.date < clock.today():
+        return start_daily_practice(user, challenge), True
+    existing = ranked_attempt(user, challenge)
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            return start_game(user, challenge.deal, daily=challenge, ranked=True), True
+    except IntegrityError:
+        return ranked_attempt(user, challenge), False
+
+
+def start_daily_practice(user, challenge: DailyChallenge) -> Game:  # noqa: ANN001
+    """Replay a daily deal for practice: past days, or today once the ranked attempt is over."""
+    if challenge.date == clock.today():
+        attempt = ranked_attempt(user, challenge)
+        if attempt is None or not attempt.finished:
+            raise AppError(
+                "forbidden",
+                "Finish your ranked attempt of today's challenge before practising its deal.",
+            )
+    with transaction.atomic():
+        return start_game(user, challenge.deal, daily=challenge, ranked=False)

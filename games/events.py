@@ -1,0 +1,35 @@
+"""What the players hear after a write: the same frames for REST and WebSocket writers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games import selectors
+from games.services import Outcome
+
+
+def state_frame(outcome: Outcome) -> dict[str, Any]:
+    game = outcome.game
+    view = selectors.state_view(game, outcome.state, last_move=outcome.move)
+    return {"t": "state", "v": game.version, "d": view}
+
+
+def result_frame(outcome: Outcome) -> dict[str, Any]:
+    game = outcome.game
+    return {
+        "t": "result",
+        "d": {
+            "status": game.status,
+            "moves": game.version,
+            "seconds": game.seconds,
+            "foundation_cards": game.foundation_cards,
+            "rank": selectors.rank_of(game),
+        },
+    }
+
+
+def frames_for(outcome: Outcome) -> list[dict[str, Any]]:
+    frames = [state_frame(outcome)]
+    if outcome.finished:
+        frames.append(result_frame(outcome))
+    return frames

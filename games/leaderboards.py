@@ -1,0 +1,156 @@
+"""Daily leaderboards: who ranks where, computed by the database.
+
+Order: won first, then more cards on the foundations (within one variant a win is exactly
+"all cards up", so one column covers both), then fewer moves, then less time, then who
+finished first. Ties share nothing: ranks are 1..N.
+"""
+
+from __future__ import annotations
+
+from django.db.models import F, Q, QuerySet
+
+from games import clock
+from games.models import DailyChallenge, Game
+
+RANK_ORDER = [
+    "-foundation_cards",
+    "version",
+    "seconds",
+    F("finished_at").asc(nulls_last=True),
+    "id",
+]
+
+
+def board_games(daily: DailyChallenge) -> QuerySet[Game]:
+    """Ranked attempts on the board: finished ones, and once the day is over every attempt."""
+    qs = Game.objects.filter(daily=daily, ranked=True)
+    if daily.date >= clock.today():
+        qs = qs.exclude(status=Game.Status.PLAYING)
+    return qs
+
+
+def ranked_board(daily: DailyChallenge) -> QuerySet[Game]:
+    return board_games(daily).select_related("owner").order_by(*RANK_ORDER)
+
+
+def rank_of_game(game: Game) -> int | None:
+    """1 + the number of board entries strictly ahead of this one (one COUNT query)."""
+    daily = game.daily
+    if daily is None or not board_games(daily).filter(pk=game.pk).exists():
+        return None
+    ahead = (
+        Q(foundation_cards__gt=game.foundation_cards)
+        | Q(foundation_cards=game.foundation_cards, version__lt=game.version)
+        | Q(foundation_cards=game.foundation_cards, version=game.version, seconds__lt=game.seconds)
+    )
+    same_score = Q(
+        foundation_cards=game.foundation_cards, version=game.version, seconds=game.seconds
+    )
+    if game.finished_at is not None:
+        tie_break = Q(finished_at__lt=game.finished_at) | Q(
+            finished_at=game.finished_at, id__lt=game.id
+        )
+    else:
+        tie_break = Q(finished_at__isnull=False) | Q(finished_at__isnull=True, id__lt=game.id)
+    return board_games(daily).filter(ahead | (same_score & tie_break)).count() + 1
+
+
+PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+
+
+def entry(game: Game, rank: int) -> dict:
+    return {
+        "rank": rank,
+        "username": game.owner.username,
+        "status": game.status,
+        "moves": game.version,
+        "seconds": game.seconds,
+        "foundation_cards": game.foundation_cards,
+        "game_id": game.pk,
+        # A string, not a datetime: the frame crosses the channel layer (msgpack on Redis).
+        "finished_at": game.finished_at.isoformat() if game.finished_at else None,
+    }
+
+
+def board_page(daily: DailyChallenge, page: int = 1, page_size: int = PAGE_SIZE) -> dict:
+    """One page of the board: a COUNT and one indexed, LIMITed query."""
+    offset = (page - 1) * page_size
+    games = ranked_board(daily)[offset : offset + page_size]
+    return {
+        "date": daily.date.isoformat(),
+        "variant": daily.variant,
+        "total": board_games(daily).count(),
+        "page": page,
+        "page_size": page_size,
+        "entries": [entry(g, offset + i + 1) for i, g in enumerate(games)],
+    }
+
+
+def my_entry(daily: DailyChallenge, user) -> dict | None:  # noqa: ANN001
+    game = (
+        board_games(daily).select_related("owner").filter(owner=user).first()
+        if user.is_authenticated
+        else None
+    )
+    if game is None:
+        return None
+    return entry(game, rank_of_game(game))
+
+
+def board_group(date: str, variant: str) -> str:
+    return f"board.{date}.{variant}"
+
+
+def board_frame(daily: DailyChallenge) -> dict:
+    page = board_page(daily)
+    return {
+        "t": "leaderboard",
+        "d": {
+            "date": page["date"],
+            "variant": page["variant"],
+            "total": page["total"],
+            "entries": page["entries"],
+        },
+    }
+
+
+def publish_board(daily: DailyChallenge) -> None:
+    """Push the changed board to every socket watching it, on any server process."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    frame = board_frame(daily)
+    async_to_sync(layer.group_send)(
+        board_group(daily.date.isoformat(), daily.variant), {"type": "board.frame", "frame": frame}
+    )
+
+
+def alltime_board(variant: str, page: int = 1, page_size: int = PAGE_SIZE) -> dict:
+    from games.models import VariantRecord
+
+    offset = (page - 1) * page_size
+    qs = VariantRecord.objects.filter(variant=variant, played__gt=0)
+    rows = qs.select_related("user").order_by(
+        "-wins", "-best_par_ratio", "-best_streak", "user_id"
+    )[offset : offset + page_size]
+    return {
+        "variant": variant,
+        "total": qs.count(),
+        "page": page,
+        "page_size": page_size,
+        "entries": [
+            {
+                "rank": offset + i + 1,
+                "username": r.user.username,
+                "played": r.played,
+                "wins": r.wins,
+                "best_par_ratio": r.best_par_ratio,
+                "longest_streak": r.best_streak,
+            }
+            for i, r in enumerate(rows)
+        ],
+    }

@@ -1,0 +1,188 @@
+"""Deals, games, their moves and the daily challenges.
+
+The stored `Game.state` is a cache: the truth is the deal plus the Move rows, which
+`manage.py replay_verify` replays to prove the cache right.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+VARIANT_CHOICES = [
+    ("portuguese", "Portuguese Solitaire"),
+    ("spanish", "Spanish Patience"),
+    ("countess", "Countess"),
+    ("barricade", "Barricade A"),
+    ("chinese_freecell", "Chinese FreeCell"),
+]
+VARIANT_IDS = [v for v, _ in VARIANT_CHOICES]
+
+
+class Deal(models.Model):
+    """One reproducible layout: a variant and a deal number (RULES.md C6)."""
+
+    variant = models.CharField(max_length=32, choices=VARIANT_CHOICES)
+    number = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["variant", "number"], name="deal_variant_number_uniq"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="deal_number_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.variant} #{self.number}"
+
+
+class DailyChallenge(models.Model):
+    """The day's certified deal for one variant (RULES.md W1)."""
+
+    date = models.DateField()
+    variant = models.CharField(max_length=32, choices=VARIANT_CHOICES)
+    deal = models.ForeignKey(Deal, on_delete=models.PROTECT, related_name="dailies")
+    winnable = models.BooleanField()
+    # Cards the certified line brings to the foundations (all of them when winnable).
+    par_cards = models.PositiveSmallIntegerField()
+    # Length of the certified line, in moves.
+    par_moves = models.PositiveIntegerField()
+    line = models.JSONField(default=list)
+    par_proven = models.BooleanField(default=False)
+    candidates_tried = models.PositiveSmallIntegerField(default=1)
+    solver_seconds = models.FloatField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["date", "variant"], name="daily_date_variant_uniq"),
+        ]
+        ordering = ["-date", "variant"]
+
+    def __str__(self) -> str:
+        return f"daily {self.date} {self.variant}"
+
+
+class Game(models.Model):
+    class Status(models.TextChoices):
+        PLAYING = "playing"
+        WON = "won"
+        STUCK = "stuck"
+        RESIGNED = "resigned"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="games"
+    )
+    deal = models.ForeignKey(Deal, on_delete=models.PROTECT, related_name="games")
+    # The daily challenge whose deal this game plays, if any. Only `ranked` games count on
+    # its leaderboard; a replay of the deal (after the ranked attempt, or a past day) is not.
+    daily = models.ForeignKey(
+        DailyChallenge, null=True, blank=True, on_delete=models.PROTECT, related_name="games"
+    )
+    ranked = models.BooleanField(default=False)
+    # 0 when dealt, +1 per accepted move or undo: also the move count shown to players
+    # (an undo counts as a move) and always the number of Move rows.
+    version = models.PositiveIntegerField(default=0)
+    state = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PLAYING)
+    foundation_cards = models.PositiveSmallIntegerField(default=0)
+    # Whole seconds of server time from the start to the last move: what players see and rank by.
+    seconds = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    last_move_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "daily"],
+                condition=Q(ranked=True),
+                name="game_one_ranked_attempt_per_daily",
+            ),
+            models.CheckConstraint(
+                condition=Q(ranked=False) | Q(daily__isnull=False), name="game_ranked_has_daily"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="playing", finished_at__isnull=True)
+                | (~Q(status="playing") & Q(finished_at__isnull=False)),
+                name="game_finished_iff_not_playing",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["owner", "-started_at"], name="game_owner_recent_idx"),
+            models.Index(
+                fields=["daily", "-foundation_cards", "version", "seconds", "finished_at"],
+                name="game_daily_rank_idx",
+                condition=Q(ranked=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"game {self.pk} ({self.deal}) by {self.owner_id}"
+
+    @property
+    def variant(self) -> str:
+        return self.deal.variant
+
+    @property
+    def finished(self) -> bool:
+        return self.status != self.Status.PLAYING
+
+
+class Move(models.Model):
+    """One accepted action: a move string or "undo". Row n is what took version n-1 to n."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="move_rows")
+    n = models.PositiveIntegerField()
+    move = models.CharField(max_length=16)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["game", "n"], name="move_game_n_uniq"),
+            models.CheckConstraint(condition=Q(n__gte=1), name="move_n_positive"),
+        ]
+        ordering = ["game", "n"]
+
+    def __str__(self) -> str:
+        return f"{self.game_id}#{self.n} {self.move}"
+
+    @property
+    def v(self) -> int:
+        """The version this move was played on."""
+        return self.n - 1
+
+
+class VariantRecord(models.Model):
+    """A player's running totals, updated when one of their ranked attempts finishes.
+
+    `variant` is a variant id, or "all" for the streak over every variant. A day counts toward
+    a streak when the player finished a ranked attempt that day.
+    """
+
+    ALL = "all"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="records"
+    )
+    variant = models.CharField(max_length=32)
+    played = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    best_par_ratio = models.FloatField(default=0)
+    current_streak = models.PositiveIntegerField(default=0)
+    best_streak = models.PositiveIntegerField(default=0)
+    last_date = models.DateField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "variant"], name="record_user_variant_uniq"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["variant", "-wins", "-best_par_ratio", "-best_streak"],
+                name="record_alltime_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.variant}: {self.wins} wins"

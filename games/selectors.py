@@ -1,0 +1,212 @@
+"""The reads: what a client may see of games, histories and players.
+
+Everything that leaves the server goes through here, so the rule "no face-down card is ever
+sent" is enforced in one place: payloads are built from `State.view()`, never from the cached
+full state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q
+
+from games import clock, engine
+from games.models import Game
+
+
+def deal_visible(game: Game) -> bool:
+    """A daily deal's number is secret until its day is over: it would reveal hidden cards."""
+    if game.daily_id is None:
+        return True
+    return clock.today() > game.daily.date
+
+
+def state_view(game: Game, state: engine.State | None = None, last_move: str | None = None) -> dict:
+    """The PROTOCOL.md state of a game, as any user may see it."""
+    if state is None:
+        state = engine.State.from_dict(game.state)
+    view = state.view()
+    view["moves"] = game.version
+    if game.status == Game.Status.RESIGNED:
+        view["status"] = "resigned"
+        view["legal_moves"] = []
+    view["last_move"] = last_move
+    return view
+
+
+def game_payload(
+    game: Game, state: engine.State | None = None, last_move: str | None = None
+) -> dict:
+    daily = None
+    if game.daily_id is not None:
+        daily = {
+            "date": game.daily.date.isoformat(),
+            "variant": game.daily.variant,
+            "ranked": game.ranked,
+        }
+    return {
+        "id": game.pk,
+        "variant": game.deal.variant,
+        "deal": game.deal.number if deal_visible(game) else None,
+        "daily": daily,
+        "owner": game.owner.username,
+        "v": game.version,
+        "status": game.status,
+        "seconds": game.seconds,
+        "state": state_view(game, state, last_move),
+        "started_at": game.started_at,
+        "finished_at": game.finished_at,
+    }
+
+
+def move_history(game: Game) -> list[dict[str, Any]]:
+    return [
+        {"n": n, "move": move, "v": n - 1, "at": at}
+        for n, move, at in game.move_rows.order_by("n").values_list("n", "move", "at")
+    ]
+
+
+def get_game(game_id: int) -> Game:
+    from server.errors import AppError
+
+    try:
+        return Game.objects.select_related("deal", "daily", "owner").get(pk=game_id)
+    except Game.DoesNotExist:
+        raise AppError("not_found", f"No game {game_id}.") from None
+
+
+def hint(game_id: int, user) -> str | None:  # noqa: ANN001
+    """The solver's next move for the owner's practice game; ranked attempts get no hints."""
+    from games.engine.solver import hint as solver_hint
+    from server.errors import AppError
+
+    game = get_game(game_id)
+    if game.owner_id != user.id:
+        raise AppError("forbidden", "Hints are for the owner of the game.")
+    if game.ranked:
+        raise AppError("forbidden", "No hints in a ranked attempt.")
+    if game.finished:
+        raise AppError("game_over", f"This game is over ({game.status}).")
+    return solver_hint(engine.State.from_dict(game.state), time_limit=1.0)
+
+
+def user_stats(user) -> dict[str, Any]:  # noqa: ANN001
+    """Games played and won per variant, in one query."""
+    rows = (
+        Game.objects.filter(owner=user)
+        .values("deal__variant")
+        .annotate(played=Count("id"), won=Count("id", filter=Q(status=Game.Status.WON)))
+    )
+    per_variant = {r["deal__variant"]: {"played": r["played"], "won": r["won"]} for r in rows}
+    return {
+        "played": sum(v["played"] for v in per_variant.values()),
+        "won": sum(v["won"] for v in per_variant.values()),
+        "variants": per_variant,
+    }
+
+
+def rank_of(game: Game) -> int | None:
+    """The rank of a finished ranked attempt on its daily leaderboard; None for practice."""
+    if not game.ranked or not game.finished:
+        return None
+    from games.leaderboards import rank_of_game
+
+    return rank_of_game(game)
+
+
+def can_view(game: Game, user) -> bool:  # noqa: ANN001
+    """Another player's game on today's deal would show its stock as they draw: it is hidden
+    from a user until their own ranked attempt of that challenge is over (or the day is)."""
+    if game.owner_id == user.id or game.daily_id is None:
+        return True
+    if clock.today() > game.daily.date:
+        return True
+    return (
+        Game.objects.filter(owner=user, daily_id=game.daily_id, ranked=True)
+        .exclude(status=Game.Status.PLAYING)
+        .exists()
+    )
+
+
+def viewable_game(game_id: int, user) -> Game:  # noqa: ANN001
+    from server.errors import AppError
+
+    game = get_game(game_id)
+    if not can_view(game, user):
+        raise AppError(
+            "forbidden", "This game plays today's challenge: finish your own ranked attempt first."
+        )
+    return game
+
+
+def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
+    """Games in progress that this user may watch."""
+    today = clock.today()
+    done_dailies = (
+        Game.objects.filter(owner=user, ranked=True)
+        .exclude(status=Game.Status.PLAYING)
+        .values("daily_id")
+    )
+    qs = (
+        Game.objects.filter(status=Game.Status.PLAYING)
+        .exclude(owner=user)
+        .filter(Q(daily__isnull=True) | Q(daily__date__lt=today) | Q(daily_id__in=done_dailies))
+        .select_related("deal", "daily", "owner")
+        .order_by("-last_move_at", "-started_at")[:limit]
+    )
+    return [
+        {
+            "id": g.pk,
+            "owner": g.owner.username,
+            "variant": g.deal.variant,
+            "v": g.version,
+            "daily": g.daily.date.isoformat() if g.daily_id else None,
+            "ranked": g.ranked,
+        }
+        for g in qs
+    ]
+
+
+def player_profile(user) -> dict[str, Any]:  # noqa: ANN001
+    """Played and won per variant, daily streaks, recent ranked results: a fixed few queries."""
+    from games.models import VariantRecord
+    from games.records import current_streak
+
+    today = clock.today()
+    records = {r.variant: r for r in VariantRecord.objects.filter(user=user)}
+    overall = records.get(VariantRecord.ALL)
+    recent = (
+        Game.objects.filter(owner=user, ranked=True)
+        .exclude(status=Game.Status.PLAYING)
+        .select_related("daily")
+        .order_by("-finished_at")[:10]
+    )
+    return {
+        **user_stats(user),
+        "daily": {
+            v: {
+                "played": r.played,
+                "wins": r.wins,
+                "best_par_ratio": r.best_par_ratio,
+                "current_streak": current_streak(r, today),
+                "best_streak": r.best_streak,
+            }
+            for v, r in records.items()
+            if v != VariantRecord.ALL
+        },
+        "current_streak": current_streak(overall, today),
+        "best_streak": overall.best_streak if overall else 0,
+        "recent": [
+            {
+                "date": g.daily.date.isoformat(),
+                "variant": g.daily.variant,
+                "status": g.status,
+                "moves": g.version,
+                "seconds": g.seconds,
+                "foundation_cards": g.foundation_cards,
+                "game_id": g.pk,
+            }
+            for g in recent
+        ],
+    }

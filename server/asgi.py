@@ -1,0 +1,20 @@
+"""ASGI entry point: HTTP through Django, WebSockets through Channels routing."""
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "server.settings")
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_asgi_app = get_asgi_application()
+
+from server.routing import websocket_urlpatterns  # noqa: E402
+from server.ws_auth import websocket_stack  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
+    }
+)

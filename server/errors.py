@@ -1,0 +1,113 @@
+"""One error shape for the whole API: `{"code": ..., "detail": ...}`.
+
+Services raise `AppError` with a code; the REST exception handler and the WebSocket
+consumers both turn it into their wire form, so a client sees the same codes on both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+# The HTTP status each domain error code maps to.
+CODE_STATUS: dict[str, int] = {
+    "bad_request": 400,
+    "bad_message": 400,
+    "bad_json": 400,
+    "bad_move": 400,
+    "illegal_move": 400,
+    "invalid": 400,
+    "bad_deal": 400,
+    "bad_date": 400,
+    "unknown_variant": 404,
+    "not_authenticated": 401,
+    "authentication_failed": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "stale_version": 409,
+    "game_over": 409,
+    "conflict": 409,
+    "username_taken": 409,
+    "too_large": 413,
+    "unsupported_media_type": 415,
+    "rate_limited": 429,
+}
+
+
+class AppError(Exception):
+    """A domain error with a stable code, safe to show to the client."""
+
+    def __init__(self, code: str, detail: str, *, status: int | None = None, **extra: Any):
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.status = status or CODE_STATUS.get(code, 400)
+        self.extra = extra
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "detail": self.detail, **self.extra}
+
+
+_DRF_CODES: list[tuple[type[exceptions.APIException], str]] = [
+    (exceptions.NotAuthenticated, "not_authenticated"),
+    (exceptions.AuthenticationFailed, "authentication_failed"),
+    (exceptions.PermissionDenied, "forbidden"),
+    (exceptions.NotFound, "not_found"),
+    (exceptions.MethodNotAllowed, "method_not_allowed"),
+    (exceptions.ParseError, "bad_json"),
+    (exceptions.UnsupportedMediaType, "unsupported_media_type"),
+    (exceptions.Throttled, "rate_limited"),
+    (exceptions.ValidationError, "invalid"),
+]
+
+
+def _flatten(detail: Any) -> str:
+    """A one-line human message out of DRF's nested error detail."""
+    if isinstance(detail, dict):
+        parts = []
+        for key, value in detail.items():
+            text = _flatten(value)
+            parts.append(text if key == "non_field_errors" else f"{key}: {text}")
+        return "; ".join(parts)
+    if isinstance(detail, list):
+        return " ".join(_flatten(item) for item in detail)
+    return str(detail)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF exception handler producing `{code, detail}` for every error."""
+    if isinstance(exc, AppError):
+        return Response(exc.as_dict(), status=exc.status)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    code = next((c for cls, c in _DRF_CODES if isinstance(exc, cls)), "error")
+    body: dict[str, Any] = {"code": code, "detail": _flatten(getattr(exc, "detail", str(exc)))}
+    if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):
+        body["fields"] = {k: _flatten(v) for k, v in exc.detail.items()}
+    response.data = body
+    return response
+
+
+def json_error(code: str, detail: str, status_code: int | None = None) -> JsonResponse:
+    return JsonResponse(
+        {"code": code, "detail": detail}, status=status_code or CODE_STATUS.get(code, 400)
+    )
+
+
+def handler404(request, exception=None):  # noqa: ANN001 - Django's handler signature
+    return json_error("not_found", "No such page.", status.HTTP_404_NOT_FOUND)
+
+
+def handler500(request):  # noqa: ANN001
+    return json_error("server_error", "Internal server error.", 500)

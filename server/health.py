@@ -1,0 +1,78 @@
+"""GET /api/health: is the database reachable, is the channel layer reachable."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import connection
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+
+def check_database() -> dict:
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # noqa: BLE001 - health reports any failure as data
+        return {"ok": False, "vendor": connection.vendor, "error": str(exc)[:200]}
+    ms = round((time.perf_counter() - started) * 1000, 2)
+    return {"ok": True, "vendor": connection.vendor, "ms": ms}
+
+
+async def _layer_roundtrip(layer) -> None:  # noqa: ANN001
+    channel = await layer.new_channel("health.")
+    token = uuid.uuid4().hex
+    await layer.send(channel, {"type": "health.ping", "token": token})
+    message = await asyncio.wait_for(layer.receive(channel), timeout=2)
+    if message.get("token") != token:
+        raise RuntimeError("channel layer returned a different message")
+
+
+def check_channel_layer() -> dict:
+    layer = get_channel_layer()
+    backend = type(layer).__name__ if layer else None
+    if layer is None:
+        return {"ok": False, "backend": None, "error": "no channel layer configured"}
+    started = time.perf_counter()
+    try:
+        async_to_sync(_layer_roundtrip)(layer)
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "backend": backend, "error": str(exc)[:200] or type(exc).__name__}
+    ms = round((time.perf_counter() - started) * 1000, 2)
+    return {"ok": True, "backend": backend, "ms": ms}
+
+
+class HealthView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "Health",
+                {
+                    "status": serializers.CharField(),
+                    "database": serializers.DictField(),
+                    "channel_layer": serializers.DictField(),
+                },
+            ),
+            503: None,
+        },
+        summary="Database and channel-layer reachability",
+    )
+    def get(self, request: Request) -> Response:
+        database = check_database()
+        layer = check_channel_layer()
+        ok = database["ok"] and layer["ok"]
+        body = {"status": "ok" if ok else "degraded", "database": database, "channel_layer": layer}
+        return Response(body, status=200 if ok else 503)

@@ -1,0 +1,35 @@
+"""HTTP middleware that protects the API before any view code runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from server.errors import json_error
+
+
+class BodySizeLimitMiddleware:
+    """Refuse oversized request bodies with 413 before they are parsed.
+
+    DRF reads the request stream itself, bypassing DATA_UPLOAD_MAX_MEMORY_SIZE, so without
+    this a client could make the JSON parser chew on megabytes. The admin keeps Django's
+    own (form-based) limits.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+        self.limit = settings.MAX_REQUEST_BYTES
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/"):
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                return json_error("bad_request", "Invalid Content-Length header.")
+            if length > self.limit:
+                return json_error(
+                    "too_large", f"Request body is {length} bytes; the limit is {self.limit}."
+                )
+        return self.get_response(request)

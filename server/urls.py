@@ -1,0 +1,27 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from accounts import views as account_views
+from server.health import HealthView
+
+api_patterns = [
+    path("auth/register", account_views.RegisterView.as_view(), name="register"),
+    path("auth/token", account_views.TokenView.as_view(), name="token"),
+    path("auth/login", account_views.SessionLoginView.as_view(), name="session-login"),
+    path("auth/logout", account_views.SessionLogoutView.as_view(), name="session-logout"),
+    path("me", account_views.MeView.as_view(), name="me"),
+    path("health", HealthView.as_view(), name="health"),
+    path("schema", SpectacularAPIView.as_view(), name="schema"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("", include("games.api.urls")),
+]
+
+urlpatterns = [
+    path("api/", include(api_patterns)),
+    path("admin/", admin.site.urls),
+    path("", include("web.urls")),
+]
+
+handler404 = "server.errors.handler404"
+handler500 = "server.errors.handler500"

@@ -1,0 +1,143 @@
+"""Accounts over REST: register, token, /api/me, and every bad input a client may send."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def register(anon, username="carol", password="correct-horse-9"):  # noqa: ANN001, ANN201
+    return anon.post(
+        "/api/auth/register", {"username": username, "password": password}, format="json"
+    )
+
+
+def test_register_returns_username_and_token(anon):  # noqa: ANN001
+    res = register(anon)
+    assert res.status_code == 201
+    body = res.json()
+    assert body["username"] == "carol" and len(body["token"]) == 40
+
+
+def test_register_then_token_then_me(anon):  # noqa: ANN001
+    token = register(anon).json()["token"]
+    res = anon.post(
+        "/api/auth/token", {"username": "carol", "password": "correct-horse-9"}, format="json"
+    )
+    assert res.status_code == 200 and res.json() == {"token": token}
+    anon.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    me = anon.get("/api/me")
+    assert me.status_code == 200
+    assert me.json()["username"] == "carol"
+    assert me.json()["stats"]["played"] == 0
+
+
+def test_usernames_are_unique_case_insensitively(anon):  # noqa: ANN001
+    assert register(anon, "Carol").status_code == 201
+    res = register(anon, "cAROL")
+    assert res.status_code == 409
+    assert res.json()["code"] == "username_taken"
+
+
+def test_sign_in_is_case_insensitive(anon):  # noqa: ANN001
+    register(anon, "Carol")
+    res = anon.post(
+        "/api/auth/token", {"username": "carol", "password": "correct-horse-9"}, format="json"
+    )
+    assert res.status_code == 200
+
+
+@pytest.mark.parametrize("password", ["short", "password123", "12345678901", "carol1234"])
+def test_weak_password_is_refused(anon, password):  # noqa: ANN001
+    res = register(anon, "carol1234" if password == "carol1234" else "carol", password)
+    assert res.status_code == 400
+    body = res.json()
+    assert body["code"] == "weak_password" and body["detail"]
+
+
+@pytest.mark.parametrize("payload", [{}, {"username": "carol"}, {"password": "correct-horse-9"}])
+def test_missing_fields_are_named(anon, payload):  # noqa: ANN001
+    res = anon.post("/api/auth/register", payload, format="json")
+    assert res.status_code == 400
+    body = res.json()
+    assert body["code"] == "invalid"
+    missing = {"username", "password"} - set(payload)
+    assert set(body["fields"]) == missing
+
+
+@pytest.mark.parametrize("username", ["ab", "has space", "x" * 31, "semi;colon"])
+def test_bad_usernames_are_refused(anon, username):  # noqa: ANN001
+    res = register(anon, username)
+    assert res.status_code == 400 and res.json()["code"] == "invalid"
+
+
+def test_non_json_body_is_a_clear_400(anon):  # noqa: ANN001
+    res = anon.post("/api/auth/register", data="{not json", content_type="application/json")
+    assert res.status_code == 400
+    assert res.json()["code"] == "bad_json"
+
+
+def test_form_encoded_body_is_415(anon):  # noqa: ANN001
+    res = anon.post(
+        "/api/auth/register",
+        data="username=a&password=b",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert res.status_code == 415
+    assert res.json()["code"] == "unsupported_media_type"
+
+
+def test_huge_body_is_413_and_creates_nothing(anon):  # noqa: ANN001
+    from accounts.models import User
+
+    body = json.dumps({"username": "carol", "password": "x" * 200_000})
+    res = anon.post("/api/auth/register", data=body, content_type="application/json")
+    assert res.status_code == 413
+    assert res.json()["code"] == "too_large"
+    assert not User.objects.exists()
+
+
+def test_wrong_password_is_401(anon, user):  # noqa: ANN001
+    res = anon.post(
+        "/api/auth/token", {"username": "alice", "password": "nope-nope-1"}, format="json"
+    )
+    assert res.status_code == 401
+    assert res.json()["code"] == "authentication_failed"
+
+
+def test_wrong_token_is_401(anon, user):  # noqa: ANN001
+    anon.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    res = anon.get("/api/me")
+    assert res.status_code == 401
+    assert res.json()["code"] == "authentication_failed"
+
+
+def test_missing_auth_is_401(anon):  # noqa: ANN001
+    res = anon.get("/api/me")
+    assert res.status_code == 401
+    assert res.json()["code"] == "not_authenticated"
+    assert res.headers["WWW-Authenticate"].startswith("Token")
+
+
+def test_session_login_gives_a_session_for_the_browser(anon, user):  # noqa: ANN001
+    res = anon.post(
+        "/api/auth/login", {"username": "alice", "password": "correct-horse-9"}, format="json"
+    )
+    assert res.status_code == 200 and res.json()["username"] == "alice"
+    assert anon.get("/api/me").json()["username"] == "alice"
+    assert anon.post("/api/auth/logout").status_code == 204
+    assert anon.get("/api/me").status_code == 401
+
+
+def test_unknown_api_path_is_json_404(anon):  # noqa: ANN001
+    res = anon.get("/api/nope")
+    assert res.status_code == 404
+    assert res.json()["code"] == "not_found"
+
+
+def test_admin_site_is_served(client):  # noqa: ANN001
+    res = client.get("/admin/login/")
+    assert res.status_code == 200

@@ -1,0 +1,339 @@
+"""Daily challenges over REST: the ranked attempt, its rules, and the bad requests."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db import IntegrityError
+
+from games import clock, daily
+from games.certification import WINNABLE
+from games.models import DailyChallenge, Game
+from tests.conftest import play_line
+
+pytestmark = pytest.mark.django_db
+
+
+def today() -> str:
+    return clock.today().isoformat()
+
+
+def play(api, variant="portuguese", date=None):  # noqa: ANN001, ANN201
+    return api.post(f"/api/daily/{date or today()}/{variant}/play")
+
+
+def finished_attempt(owner, challenge, status, cards, moves, seconds, finished_at) -> Game:  # noqa: ANN001
+    """A finished ranked attempt written straight to the database, to shape a leaderboard."""
+    return Game.objects.create(
+        owner=owner,
+        deal=challenge.deal,
+        daily=challenge,
+        ranked=True,
+        state={},
+        status=status,
+        foundation_cards=cards,
+        version=moves,
+        seconds=seconds,
+        finished_at=finished_at,
+    )
+
+
+def test_ranked_attempt_starts_then_resumes(api):  # noqa: ANN001
+    first = play(api)
+    assert first.status_code == 201
+    game = first.json()
+    assert game["daily"] == {"date": today(), "variant": "portuguese", "ranked": True}
+    assert game["deal"] is None  # secret until the day is over
+    again = play(api)
+    assert again.status_code == 200 and again.json()["id"] == game["id"]
+    assert Game.objects.filter(ranked=True).count() == 1
+
+
+def test_daily_deal_number_and_line_never_leak_today(api):  # noqa: ANN001
+    game = play(api).json()
+    challenge = DailyChallenge.objects.get(date=clock.today(), variant="portuguese")
+    listing = api.get("/api/daily").json()
+    for payload in (game, listing, api.get(f"/api/games/{game['id']}").json()):
+        text = str(payload)
+        assert f"'deal': {challenge.deal.number}" not in text
+        assert "line" not in text
+
+
+def test_daily_lists_five_challenges_with_my_attempt(api):  # noqa: ANN001
+    play(api, "spanish")
+    body = api.get("/api/daily").json()
+    assert body["date"] == today()
+    assert [c["variant"] for c in body["challenges"]] == [
+        "portuguese",
+        "spanish",
+        "countess",
+        "barricade",
+        "chinese_freecell",
+    ]
+    by_variant = {c["variant"]: c for c in body["challenges"]}
+    assert by_variant["spanish"]["attempt"]["status"] == "playing"
+    assert by_variant["portuguese"]["attempt"] is None
+    assert by_variant["portuguese"]["winnable"] is True
+    assert by_variant["portuguese"]["par_cards"] == 52
+
+
+def test_certified_winnable_deals_replay_to_a_win(db):  # noqa: ANN001
+    from games import engine
+
+    for variant in WINNABLE:
+        challenge = daily.ensure_daily(clock.today(), variant)
+        assert challenge.winnable and challenge.par_moves == len(challenge.line)
+        state = engine.replay(variant, challenge.deal.number, challenge.line)
+        assert state.status == "won"
+
+
+def test_daily_deal_depends_on_the_secret(settings):  # noqa: ANN001
+    date = dt.date(2026, 1, 1)
+    a = [daily.candidate_deal(date, "portuguese", i) for i in range(3)]
+    assert a == [daily.candidate_deal(date, "portuguese", i) for i in range(3)]
+    settings.DAILY_SECRET = "another secret"
+    assert a != [daily.candidate_deal(date, "portuguese", i) for i in range(3)]
+    assert daily.candidate_deal(date, "spanish", 0) != daily.candidate_deal(date, "countess", 0)
+
+
+def test_one_challenge_per_day_and_variant_is_a_constraint(db):  # noqa: ANN001
+    challenge = daily.ensure_daily(clock.today(), "portuguese")
+    assert daily.ensure_daily(clock.today(), "portuguese").pk == challenge.pk
+    with pytest.raises(IntegrityError):
+        DailyChallenge.objects.create(
+            date=challenge.date,
+            variant="portuguese",
+            deal=challenge.deal,
+            winnable=True,
+            par_cards=52,
+            par_moves=1,
+            line=[],
+        )
+
+
+def test_concurrent_first_play_makes_one_attempt(api, user, monkeypatch):  # noqa: ANN001
+    challenge = daily.ensure_daily(clock.today(), "portuguese")
+    first, created = daily.play_daily(user, challenge)
+    assert created
+    # The second request looked before the first one committed: it saw no attempt, then its
+    # insert hits the unique constraint and it resumes the first one's game.
+    calls: list[int] = []
+    real = daily.ranked_attempt
+
+    def racing(u, c):  # noqa: ANN001, ANN202
+        calls.append(1)
+        return None if len(calls) == 1 else real(u, c)
+
+    monkeypatch.setattr(daily, "ranked_attempt", racing)
+    second, created = daily.play_daily(user, challenge)
+    assert not created and second.pk == first.pk
+    assert Game.objects.filter(ranked=True, owner=user).count() == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "code"),
+    [
+        ("/api/daily/2026-13-45/portuguese/play", 400, "bad_date"),
+        ("/api/daily/yesterday/portuguese/play", 400, "bad_date"),
+        ("/api/daily/{today}/klondike/play", 404, "unknown_variant"),
+        ("/api/daily/{future}/portuguese/play", 404, "not_found"),
+        ("/api/daily/2001-01-01/portuguese/play", 404, "not_found"),
+    ],
+)
+def test_bad_daily_requests(api, path, status, code):  # noqa: ANN001
+    future = (clock.today() + dt.timedelta(days=1)).isoformat()
+    res = api.post(path.format(today=today(), future=future))
+    assert res.status_code == status and res.json()["code"] == code
+    res = api.get(path.replace("/play", "/leaderboard").format(today=today(), future=future))
+    assert res.status_code == status and res.json()["code"] == code
+
+
+def test_another_users_ranked_attempt_cannot_be_played(api, other_api):  # noqa: ANN001
+    game = play(api).json()
+    move = game["state"]["legal_moves"][0]
+    res = other_api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 403 and res.json()["code"] == "forbidden"
+    # Nor watched before the watcher's own attempt is over: it would show the deal as played.
+    assert other_api.get(f"/api/games/{game['id']}").status_code == 403
+
+
+def test_no_hints_in_a_ranked_attempt(api):  # noqa: ANN001
+    game = play(api).json()
+    res = api.get(f"/api/games/{game['id']}/hint")
+    assert res.status_code == 403 and res.json()["code"] == "forbidden"
+
+
+def test_hint_in_practice_is_a_legal_move(api):  # noqa: ANN001
+    game = api.post("/api/games", {"variant": "portuguese", "deal": 3}, format="json").json()
+    hint = api.get(f"/api/games/{game['id']}/hint").json()["move"]
+    assert hint in game["state"]["legal_moves"]
+
+
+def test_ranked_undo_counts_as_a_move_but_not_for_a_draw(api):  # noqa: ANN001
+    game = play(api, "countess").json()
+    gid = game["id"]
+    state = api.post(f"/api/games/{gid}/moves", {"move": "draw", "v": 0}, format="json").json()
+    res = api.post(f"/api/games/{gid}/undo", {"v": 1}, format="json")
+    assert res.status_code == 400 and "draw" in res.json()["detail"]
+    others = [m for m in state["state"]["legal_moves"] if m != "draw"]
+    if others:  # a non-draw move can be undone, and the undo counts
+        after = api.post(
+            f"/api/games/{gid}/moves", {"move": others[0], "v": 1}, format="json"
+        ).json()
+        undone = api.post(f"/api/games/{gid}/undo", {"v": 2}, format="json").json()
+        assert undone["v"] == 3 and undone["state"]["moves"] == 3
+        assert after["state"]["moves"] == 2
+
+
+def test_practice_of_todays_deal_only_after_the_ranked_attempt(api):  # noqa: ANN001
+    url = f"/api/daily/{today()}/portuguese/practice"
+    assert api.post(url).status_code == 403
+    game = play(api).json()
+    api.post(f"/api/games/{game['id']}/resign")
+    res = api.post(url)
+    assert res.status_code == 201
+    practice = res.json()
+    assert practice["daily"]["ranked"] is False and practice["deal"] is None
+    assert play(api).json()["id"] == game["id"]  # only the first counts
+
+
+def test_win_with_the_stored_line_ranks_first(api, other_api):  # noqa: ANN001
+    game = play(api).json()
+    line = DailyChallenge.objects.get(date=clock.today(), variant="portuguese").line
+    final = play_line(api, game["id"], line)
+    assert final["status"] == "won" and final["state"]["status"] == "won"
+    assert final["finished_at"] is not None
+    # A second player resigns at once: ranked below.
+    other = play(other_api).json()
+    other_api.post(f"/api/games/{other['id']}/resign")
+    board = other_api.get(f"/api/daily/{today()}/portuguese/leaderboard").json()
+    assert [(e["rank"], e["username"], e["status"]) for e in board["entries"]] == [
+        (1, "alice", "won"),
+        (2, "bob", "resigned"),
+    ]
+    assert board["entries"][0]["moves"] == len(line)
+    assert board["me"]["rank"] == 2
+    daily_list = api.get("/api/daily").json()
+    attempt = next(c for c in daily_list["challenges"] if c["variant"] == "portuguese")["attempt"]
+    assert attempt["status"] == "won" and attempt["rank"] == 1
+    profile = api.get("/api/users/ALICE").json()
+    assert profile["daily"]["portuguese"]["wins"] == 1
+    assert profile["current_streak"] == 1 and profile["recent"][0]["status"] == "won"
+    alltime = api.get("/api/leaderboards/portuguese").json()
+    assert alltime["entries"][0]["username"] == "alice"
+    assert alltime["entries"][0]["wins"] == 1 and alltime["entries"][0]["best_par_ratio"] == 1.0
+
+
+def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # noqa: ANN001
+    game = play(api).json()
+    challenge = DailyChallenge.objects.get(date=clock.today(), variant="portuguese")
+    date = challenge.date.isoformat()
+    move_clock(1)
+    revealed = api.get(f"/api/games/{game['id']}").json()
+    assert revealed["deal"] == challenge.deal.number
+    move = game["state"]["legal_moves"][0]
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 409 and res.json()["code"] == "game_over"
+    # The open attempt counts as it stands on the past board.
+    board = api.get(f"/api/daily/{date}/portuguese/leaderboard").json()
+    assert board["total"] == 1 and board["entries"][0]["status"] == "playing"
+    practice = api.post(f"/api/daily/{date}/portuguese/play")
+    assert practice.status_code == 201
+    assert practice.json()["daily"]["ranked"] is False
+    assert practice.json()["deal"] == challenge.deal.number
+
+
+def test_leaderboard_order_pagination_and_my_entry(api, make_user, user):  # noqa: ANN001
+    from django.utils import timezone
+
+    challenge = daily.ensure_daily(clock.today(), "countess")
+    now = timezone.now()
+    specs = [  # (foundation cards, moves, seconds, finished offset)
+        (10, 50, 100, 5),
+        (12, 80, 300, 4),
+        (10, 40, 500, 3),
+        (10, 40, 90, 2),
+        (10, 40, 90, 1),
+    ]
+    expected = []
+    for i, (cards, moves, secs, offset) in enumerate(specs):
+        finished_attempt(
+            make_user(f"p{i}"),
+            challenge,
+            "stuck",
+            cards,
+            moves,
+            secs,
+            now - dt.timedelta(minutes=offset),
+        )
+        expected.append((f"p{i}", cards, moves, secs, -offset))
+    finished_attempt(user, challenge, "resigned", 0, 1, 1, now)
+    expected.append(("alice", 0, 1, 1, 0))
+    order = [e[0] for e in sorted(expected, key=lambda e: (-e[1], e[2], e[3], e[4]))]
+    assert order == ["p1", "p3", "p4", "p2", "p0", "alice"]
+    url = f"/api/daily/{today()}/countess/leaderboard"
+    page1 = api.get(url, {"page": 1, "page_size": 4}).json()
+    page2 = api.get(url, {"page": 2, "page_size": 4}).json()
+    names = [e["username"] for e in page1["entries"] + page2["entries"]]
+    assert names == order
+    assert [e["rank"] for e in page1["entries"] + page2["entries"]] == [1, 2, 3, 4, 5, 6]
+    assert page1["total"] == 6 and page1["me"]["rank"] == 6 and page1["me"]["username"] == "alice"
+    assert api.get(url, {"page_size": 500}).status_code == 400
+    assert api.get(url, {"page": "x"}).status_code == 400
+
+
+def test_leaderboard_queries_do_not_grow_with_entries(
+    api, make_user, django_assert_max_num_queries
+):  # noqa: ANN001, E501
+    from django.utils import timezone
+
+    challenge = daily.ensure_daily(clock.today(), "countess")
+    url = f"/api/daily/{today()}/countess/leaderboard"
+
+    def add(n: int) -> None:
+        for i in range(n):
+            finished_attempt(make_user(), challenge, "stuck", i % 9, i, i, timezone.now())
+
+    add(3)
+    with django_assert_max_num_queries(8):
+        assert len(api.get(url).json()["entries"]) == 3
+    add(30)
+    with django_assert_max_num_queries(8):
+        assert len(api.get(url).json()["entries"]) == 20
+    with django_assert_max_num_queries(8):
+        api.get("/api/users/alice")
+    with django_assert_max_num_queries(6):
+        api.get("/api/leaderboards/countess")
+
+
+def test_certification_runs_in_a_worker_process(settings):  # noqa: ANN001
+    from games import engine
+
+    settings.DAILY_CERTIFY_IN_PROCESS_POOL = True
+    date = dt.date(2026, 1, 2)
+    cert = daily.run_certify(date, "spanish")
+    assert cert.winnable
+    assert cert.deal == daily.candidate_deal(date, "spanish", cert.candidates_tried - 1)
+    assert engine.replay("spanish", cert.deal, cert.line).status == "won"
+
+
+@pytest.mark.parametrize("variant", ["spanish", "barricade", "chinese_freecell"])
+def test_tidy_line_keeps_the_result_in_fewer_moves(variant):  # noqa: ANN001
+    import random
+
+    from games import engine
+    from games.certification import tidy_line
+
+    rng = random.Random(5)
+    state, line, best = engine.new_game(variant, 9), [], 0
+    for _ in range(300):  # a wandering random line, as a search can produce
+        if not state.legal_moves():
+            break
+        move = rng.choice(state.legal_moves())
+        state = state.apply(move)
+        line.append(move)
+        best = max(best, state.foundation_count)
+    tidy = tidy_line(variant, 9, line)
+    assert engine.replay(variant, 9, tidy).foundation_count == best
+    assert len(tidy) < len(line)

@@ -1,0 +1,154 @@
+"""Practice games over REST: start, read, move, undo, resign, and every refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from games.models import Game, Move
+
+pytestmark = pytest.mark.django_db
+
+
+def new_game(api, variant="portuguese", deal=1):  # noqa: ANN001, ANN201
+    res = api.post("/api/games", {"variant": variant, "deal": deal}, format="json")
+    assert res.status_code == 201, res.content
+    return res.json()
+
+
+def test_start_practice_game_returns_protocol_shape(api):  # noqa: ANN001
+    game = new_game(api)
+    assert set(game) >= {
+        "id",
+        "variant",
+        "deal",
+        "daily",
+        "owner",
+        "v",
+        "state",
+        "started_at",
+        "finished_at",
+    }
+    assert game["v"] == 0 and game["deal"] == 1 and game["daily"] is None
+    state = game["state"]
+    assert state["tableau"][0] == ["JD", "QC", "TS", "7D"]  # RULES.md D4
+    assert state["moves"] == 0 and state["status"] == "playing"
+    assert state["stock"] == {"count": 0, "top": None} and state["cells"] == []
+
+
+def test_random_deal_when_none_given(api):  # noqa: ANN001
+    res = api.post("/api/games", {"variant": "spanish"}, format="json")
+    assert res.status_code == 201 and res.json()["deal"] >= 1
+
+
+def test_move_applies_and_is_recorded(api):  # noqa: ANN001
+    game = new_game(api)
+    move = game["state"]["legal_moves"][0]
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 200, res.content
+    body = res.json()
+    assert body["v"] == 1 and body["state"]["moves"] == 1 and body["state"]["last_move"] == move
+    history = api.get(f"/api/games/{game['id']}/moves").json()
+    assert [(h["n"], h["move"], h["v"]) for h in history] == [(1, move, 0)]
+
+
+def test_illegal_move_is_refused_and_changes_nothing(api):  # noqa: ANN001
+    game = new_game(api)
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": "t0-f0", "v": 0}, format="json")
+    assert res.status_code == 400
+    assert res.json()["code"] == "illegal_move" and res.json()["detail"]
+    assert Game.objects.get(pk=game["id"]).version == 0
+    assert not Move.objects.exists()
+
+
+@pytest.mark.parametrize("move", ["t99-f0", "banana", "t0-x1", "c0-t1"])
+def test_unknown_piles_and_garbage_are_refused(api, move):  # noqa: ANN001
+    game = new_game(api)
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 400
+    assert res.json()["code"] in {"bad_move", "illegal_move"}
+    assert not Move.objects.exists()
+
+
+def test_stale_version_is_409_and_a_resent_move_is_not_applied_twice(api):  # noqa: ANN001
+    game = new_game(api)
+    move = game["state"]["legal_moves"][0]
+    url = f"/api/games/{game['id']}/moves"
+    assert api.post(url, {"move": move, "v": 0}, format="json").status_code == 200
+    res = api.post(url, {"move": move, "v": 0}, format="json")
+    assert res.status_code == 409
+    assert res.json()["code"] == "stale_version" and res.json()["v"] == 1
+    assert Move.objects.count() == 1
+
+
+def test_other_users_game_is_forbidden_to_play_but_readable(api, other_api):  # noqa: ANN001
+    game = new_game(api)
+    move = game["state"]["legal_moves"][0]
+    res = other_api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 403 and res.json()["code"] == "forbidden"
+    assert other_api.post(f"/api/games/{game['id']}/resign").status_code == 403
+    assert other_api.get(f"/api/games/{game['id']}").status_code == 200
+    assert not Move.objects.exists()
+
+
+def test_missing_auth_is_401(anon, api):  # noqa: ANN001
+    game = new_game(api)
+    assert anon.get(f"/api/games/{game['id']}").status_code == 401
+    res = anon.post(f"/api/games/{game['id']}/moves", {"move": "t0-t2", "v": 0}, format="json")
+    assert res.status_code == 401
+
+
+def test_unknown_game_is_404(api):  # noqa: ANN001
+    res = api.get("/api/games/999999")
+    assert res.status_code == 404 and res.json()["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{}, {"move": "t0-t2"}, {"v": 0}, {"move": "t0-t2", "v": -1}, {"move": "t0-t2", "v": "x"}],
+)
+def test_malformed_move_requests_are_400(api, payload):  # noqa: ANN001
+    game = new_game(api)
+    res = api.post(f"/api/games/{game['id']}/moves", payload, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "invalid"
+
+
+def test_unknown_variant_and_bad_deal_are_400(api):  # noqa: ANN001
+    assert api.post("/api/games", {"variant": "klondike"}, format="json").status_code == 400
+    res = api.post("/api/games", {"variant": "portuguese", "deal": 0}, format="json")
+    assert res.status_code == 400
+
+
+def test_undo_steps_back_and_counts_as_a_move(api):  # noqa: ANN001
+    game = new_game(api)
+    before = game["state"]
+    move = before["legal_moves"][0]
+    api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    res = api.post(f"/api/games/{game['id']}/undo", {"v": 1}, format="json")
+    assert res.status_code == 200
+    body = res.json()
+    assert body["v"] == 2 and body["state"]["moves"] == 2
+    assert body["state"]["tableau"] == before["tableau"]
+    assert [h["move"] for h in api.get(f"/api/games/{game['id']}/moves").json()] == [move, "undo"]
+
+
+def test_undo_at_the_start_is_refused(api):  # noqa: ANN001
+    game = new_game(api)
+    res = api.post(f"/api/games/{game['id']}/undo", {"v": 0}, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "illegal_move"
+
+
+def test_resign_ends_the_game_and_further_moves_are_game_over(api):  # noqa: ANN001
+    game = new_game(api)
+    res = api.post(f"/api/games/{game['id']}/resign")
+    assert res.status_code == 200
+    body = res.json()
+    assert body["status"] == "resigned" and body["state"]["status"] == "resigned"
+    assert body["finished_at"] is not None and body["state"]["legal_moves"] == []
+    move = game["state"]["legal_moves"][0]
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 409 and res.json()["code"] == "game_over"
+
+
+def test_variants_lists_the_five_games(api):  # noqa: ANN001
+    ids = [v["id"] for v in api.get("/api/variants").json()]
+    assert ids == ["portuguese", "spanish", "countess", "barricade", "chinese_freecell"]

@@ -1,0 +1,154 @@
+"""Shared fixtures: users with tokens, authenticated API clients, service URLs."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+_names = itertools.count(1)
+
+
+@pytest.fixture
+def make_user(db):  # noqa: ANN001, ANN201
+    from accounts.models import User
+
+    def make(username: str | None = None, password: str = "correct-horse-9") -> User:
+        user = User.objects.create_user(
+            username=username or f"player{next(_names)}", password=password
+        )
+        Token.objects.create(user=user)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def user(make_user):  # noqa: ANN001, ANN201
+    return make_user("alice")
+
+
+@pytest.fixture
+def other_user(make_user):  # noqa: ANN001, ANN201
+    return make_user("bob")
+
+
+def client_for(user) -> APIClient:  # noqa: ANN001
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {user.auth_token.key}")
+    return client
+
+
+@pytest.fixture
+def api(user) -> APIClient:  # noqa: ANN001
+    return client_for(user)
+
+
+@pytest.fixture
+def other_api(other_user) -> APIClient:  # noqa: ANN001
+    return client_for(other_user)
+
+
+@pytest.fixture
+def anon() -> APIClient:
+    return APIClient()
+
+
+_certificates: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def reuse_certificates(monkeypatch):  # noqa: ANN001, ANN201
+    from django.conf import settings
+
+    """Certify each (date, variant) once per test session: the real solver, computed once,
+    since every test starts from an empty database."""
+    from games import daily
+
+    real = daily.certify
+
+    def cached(date, variant, budget=None):  # noqa: ANN001, ANN202
+        key = (date, variant, budget)
+        if key not in _certificates:
+            _certificates[key] = real(date, variant, budget)
+        return _certificates[key]
+
+    monkeypatch.setattr(daily, "certify", cached)
+    monkeypatch.setattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False)
+    # Countess and Barricade A pick the best par among candidates: fewer, smaller searches in
+    # tests (still the real solver), so a test session certifies in seconds, not a minute.
+    from games.certification import Budget
+
+    small = Budget(candidates=2, max_nodes=5_000, time_limit=5.0)
+    monkeypatch.setitem(daily.BUDGETS, "countess", small)
+    monkeypatch.setitem(daily.BUDGETS, "barricade", small)
+
+
+@pytest.fixture
+def move_clock(monkeypatch):  # noqa: ANN001, ANN201
+    """Shift the server's "today" by a number of days."""
+    import datetime as dt
+
+    from games import clock
+
+    real = clock.today
+
+    def shift(days: int) -> None:
+        monkeypatch.setattr(clock, "today", lambda: real() + dt.timedelta(days=days))
+
+    return shift
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):  # noqa: ANN001, ANN201
+    """Real PBKDF2 costs ~0.3 s a user; tests that make dozens of users use a fast hasher."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def play_line(api: APIClient, game_id: int, line: list[str], v: int = 0) -> dict:
+    """Play moves one by one through REST, each on the version the previous one returned."""
+    body: dict = {}
+    for move in line:
+        res = api.post(f"/api/games/{game_id}/moves", {"move": move, "v": v}, format="json")
+        assert res.status_code == 200, res.json()
+        body = res.json()
+        v = body["v"]
+    return body
+
+
+@pytest.fixture(autouse=True, scope="module")
+def close_game_db_threads(django_db_blocker):  # noqa: ANN001, ANN201
+    """Game sockets write through a thread pool on PostgreSQL; close its connections after
+    each module so the test database can be dropped at the end."""
+    yield
+    import time
+
+    from django.db import connection
+
+    from games.consumers import shutdown_db_pool
+
+    shutdown_db_pool()
+    if connection.vendor != "postgresql":
+        return
+    # A closed connection's server process lingers for a moment; wait for it, or dropping
+    # the test database at the end fails with "being accessed by other users".
+    deadline = time.monotonic() + 3
+    with django_db_blocker.unblock():
+        while time.monotonic() < deadline:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid()"
+                )
+                if cursor.fetchone()[0] == 0:
+                    break
+            time.sleep(0.05)
+        else:  # a straggler idle connection of a finished worker thread: end it
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+        connection.close()

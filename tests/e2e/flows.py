@@ -1,0 +1,123 @@
+"""Browser steps shared by the end-to-end tests: sign in, read the table, drag, wait."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, expect
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+PASSWORD = "correct-horse-9-battery"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+GAME = "[data-testid=game]"
+
+
+def shot(page: Page, name: str, full_page: bool = True) -> Path:
+    """A screenshot into test-artifacts/e2e/, for a person to look at."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def sign_up(page: Page, username: str) -> None:
+    """Create an account through the page's own form (register, then session login)."""
+    page.goto("/")
+    page.get_by_test_id("auth-toggle").click()
+    expect(page.get_by_test_id("auth-form")).to_have_attribute("data-mode", "signup")
+    page.get_by_test_id("auth-username").fill(username)
+    page.get_by_test_id("auth-password").fill(PASSWORD)
+    page.get_by_test_id("auth-submit").click()
+    expect(page.get_by_test_id("whoami")).to_have_text(username)
+
+
+def sign_in(page: Page, username: str, path: str = "/") -> None:
+    page.goto(path)
+    page.get_by_test_id("auth-username").fill(username)
+    page.get_by_test_id("auth-password").fill(PASSWORD)
+    page.get_by_test_id("auth-submit").click()
+    expect(page.get_by_test_id("whoami")).to_have_text(username)
+
+
+def log_in(page: Page, username: str, path: str = "/") -> None:
+    """Sign in with the session endpoint from the page's own cookie jar (faster than the form,
+    same cookies), then open `path`."""
+    response = page.request.post(
+        "/api/auth/login", data={"username": username, "password": PASSWORD}
+    )
+    assert response.ok, response.text()
+    page.goto(path)
+    expect(page.get_by_test_id("whoami")).to_have_text(username)
+
+
+def wait_live(page: Page, gid: int | None = None) -> None:
+    """The game (game `gid`, if given) is on screen and its socket is connected."""
+    game = page.locator(GAME if gid is None else f"{GAME}[data-game-id='{gid}']")
+    expect(game.get_by_test_id("conn")).to_have_attribute("data-state", "open")
+
+
+def open_game(page: Page, gid: int) -> None:
+    """Go to a game's page and wait until it is live (a hash change does not reload)."""
+    page.goto(f"/#/play/{gid}")
+    wait_live(page, gid)
+
+
+def game_id(page: Page) -> int:
+    return int(page.locator(GAME).get_attribute("data-game-id"))
+
+
+def wait_version(page: Page, v: int) -> None:
+    """The server's version `v` is on screen and nothing is in flight."""
+    page.wait_for_function(
+        """(v) => { const g = document.querySelector('[data-testid=game]');
+                    return g && g.dataset.v === String(v) && g.dataset.pending === '0'; }""",
+        arg=v,
+    )
+
+
+def piles(page: Page) -> dict[str, list[str]]:
+    """Every pile on screen: id -> card codes bottom to top (face-up cards only)."""
+    return page.evaluate(
+        """() => Object.fromEntries(
+              [...document.querySelectorAll('[data-testid=table] [data-pile]')]
+                .map(p => [p.dataset.pile,
+                           [...p.querySelectorAll('.card[data-card]')]
+                             .map(c => c.dataset.card)]))"""
+    )
+
+
+def pile(page: Page, pile_id: str) -> Locator:
+    return page.locator(f"[data-testid=table] [data-pile='{pile_id}']")
+
+
+def top_card(page: Page, pile_id: str) -> Locator:
+    return pile(page, pile_id).locator(".card").last
+
+
+def drag(page: Page, source: Locator, target: Locator, grab_top: bool = False) -> None:
+    """Drag with real pointer events: press, move in steps, release over the target."""
+    s = source.bounding_box()
+    t = target.bounding_box()
+    assert s and t, "source and target must be on screen"
+    sx = s["x"] + s["width"] / 2
+    sy = s["y"] + (8 if grab_top else s["height"] / 2)
+    tx = t["x"] + t["width"] / 2
+    ty = t["y"] + t["height"] / 2
+    page.mouse.move(sx, sy)
+    page.mouse.down()
+    page.mouse.move(sx + 12, sy + 12, steps=3)
+    page.mouse.move(tx, ty, steps=10)
+    page.mouse.up()
+
+
+def tableau_moves(legal: list[str]) -> list[tuple[str, str]]:
+    """Single-card tableau-to-tableau moves among `legal`."""
+    out = []
+    for move in legal:
+        if ":" in move or "-" not in move:
+            continue
+        src, dst = move.split("-")
+        if src.startswith("t") and dst.startswith("t"):
+            out.append((src, dst))
+    return out

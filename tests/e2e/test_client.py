@@ -1,0 +1,398 @@
+"""The browser client against a real server: sign up, daily play, refusals, reloads,
+leaderboards, watching, reconnecting, and the table of every variant at phone and desktop width.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.flows import (
+    PHONE,
+    drag,
+    game_id,
+    log_in,
+    open_game,
+    pile,
+    piles,
+    shot,
+    sign_in,
+    sign_up,
+    tableau_moves,
+    top_card,
+    wait_live,
+    wait_version,
+)
+from tests.e2e.harness import HttpError, Server, unique_name
+
+pytestmark = pytest.mark.e2e
+
+TARGET = re.compile(r"\btarget\b")
+
+
+def rest_game(server: Server, gid: int, token: str) -> dict:
+    return server.request("GET", f"/api/games/{gid}", token=token)
+
+
+def assert_table_matches(page: Page, state: dict) -> None:
+    """What the page shows is what the server says."""
+    shown = piles(page)
+    for i, cards in enumerate(state["tableau"]):
+        assert shown[f"t{i}"] == cards, f"t{i}"
+    for i, cards in enumerate(state["foundations"]):
+        assert shown[f"f{i}"] == cards[-1:], f"f{i}"
+
+
+def play_rest(server: Server, gid: int, token: str, moves: list[str], v: int = 0) -> dict:
+    game = None
+    for i, move in enumerate(moves):
+        game = server.request("POST", f"/api/games/{gid}/moves", {"move": move, "v": v + i}, token)
+    return game
+
+
+def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
+    page = open_page()
+    name = unique_name("ada")
+    sign_up(page, name)
+    daily = page.get_by_test_id("daily-list")
+    expect(daily.locator("[data-testid^=daily-]")).to_have_count(5)
+    expect(page.get_by_test_id("daily-portuguese")).to_contain_text("Not played yet")
+    shot(page, "01-lobby-desktop")
+
+    # A taken username is refused, and the page shows the server's own message.
+    try:
+        server.request("POST", "/api/auth/register", {"username": name, "password": "x" * 12})
+        raise AssertionError("a second account with the same name was accepted")
+    except HttpError as exc:
+        detail = exc.body["detail"]
+    page.get_by_test_id("signout").click()
+    page.get_by_test_id("auth-toggle").click()
+    page.get_by_test_id("auth-username").fill(name)
+    page.get_by_test_id("auth-password").fill("x" * 12)
+    page.get_by_test_id("auth-submit").click()
+    expect(page.get_by_test_id("auth-error")).to_contain_text(detail)
+
+
+def test_daily_moves_refusal_keyboard_and_reload(open_page, server: Server) -> None:
+    name, token = server.register()
+    page = open_page()
+    sign_in(page, name)
+    page.get_by_test_id("daily-portuguese").click()
+    expect(page.get_by_test_id("daily-intro")).to_be_visible()
+    expect(page.get_by_test_id("leaderboard")).to_be_visible()
+    page.get_by_test_id("start-daily").click()
+    wait_live(page)
+    gid = game_id(page)
+    game = rest_game(server, gid, token)
+    assert game["daily"]["ranked"] is True
+    assert_table_matches(page, game["state"])
+    shot(page, "02-daily-start-desktop")
+
+    # 1. Drag and drop a legal move.
+    src, dst = tableau_moves(game["state"]["legal_moves"])[0]
+    card = game["state"]["tableau"][int(src[1:])][-1]
+    drag(page, top_card(page, src), pile(page, dst))
+    wait_version(page, 1)
+    assert piles(page)[dst][-1] == card
+    expect(page.get_by_test_id("moves")).to_have_text("1")
+    game = rest_game(server, gid, token)
+    assert game["v"] == 1
+    assert_table_matches(page, game["state"])
+
+    # 2. Click the card, see its legal targets, click a target.
+    src, dst = tableau_moves(game["state"]["legal_moves"])[0]
+    card = game["state"]["tableau"][int(src[1:])][-1]
+    top_card(page, src).click()
+    expect(pile(page, dst)).to_have_class(TARGET)
+    shot(page, "03-daily-picked-targets", full_page=False)
+    pile(page, dst).click()
+    wait_version(page, 2)
+    assert piles(page)[dst][-1] == card
+    game = rest_game(server, gid, token)
+    assert_table_matches(page, game["state"])
+
+    # 3. A drop on a target the rules refuse: sent, refused, rolled back, server's message shown.
+    state = game["state"]
+    legal = set(state["legal_moves"])
+    tableau = state["tableau"]
+    a, b = next(
+        (a, b)
+        for a, b in itertools.permutations(range(len(tableau)), 2)
+        if tableau[a] and tableau[b] and f"t{a}-t{b}" not in legal
+    )
+    try:
+        server.request("POST", f"/api/games/{gid}/moves", {"move": f"t{a}-t{b}", "v": 2}, token)
+        raise AssertionError("the server accepted an illegal move")
+    except HttpError as exc:
+        detail = exc.body["detail"]
+    before = piles(page)
+    drag(page, top_card(page, f"t{a}"), pile(page, f"t{b}"))
+    message = page.get_by_test_id("message")
+    expect(message).to_have_text(detail)
+    expect(message).to_have_attribute("data-kind", "error")
+    wait_version(page, 2)
+    assert piles(page) == before
+    shot(page, "04-daily-refused-move", full_page=False)
+
+    # 4. Keyboard: Enter picks, Escape cancels, Enter picks and drops, u undoes.
+    game = rest_game(server, gid, token)
+    src, dst = tableau_moves(game["state"]["legal_moves"])[0]
+    card = game["state"]["tableau"][int(src[1:])][-1]
+    pile(page, src).focus()
+    page.keyboard.press("Enter")
+    expect(pile(page, dst)).to_have_class(TARGET)
+    page.keyboard.press("Escape")
+    expect(page.locator("[data-testid=table] .pile.target")).to_have_count(0)
+    page.keyboard.press("Enter")
+    pile(page, dst).focus()
+    page.keyboard.press("Enter")
+    wait_version(page, 3)
+    assert piles(page)[dst][-1] == card
+    page.keyboard.press("u")
+    wait_version(page, 4)
+    assert piles(page)[src][-1] == card
+    game = rest_game(server, gid, token)
+    assert_table_matches(page, game["state"])
+
+    # 5. Reload mid-game: the same game, the same table, the same counters.
+    before = piles(page)
+    page.reload()
+    wait_live(page)
+    assert game_id(page) == gid
+    wait_version(page, 4)
+    assert piles(page) == before
+    expect(page.get_by_test_id("moves")).to_have_text("4")
+    shot(page, "05-daily-after-reload")
+
+
+def test_leaderboard_updates_live_and_links_to_watch(open_page, server: Server) -> None:
+    # Today's games can be watched once your own attempt is over: this player resigned theirs.
+    watcher, watcher_token = server.register()
+    date = server.request("GET", "/api/daily", token=watcher_token)["date"]
+    mine = server.request("POST", f"/api/daily/{date}/portuguese/play", token=watcher_token)
+    server.request("POST", f"/api/games/{mine['id']}/resign", token=watcher_token)
+    page = open_page()
+    log_in(page, watcher, "/#/daily/portuguese")
+    expect(page.get_by_test_id("game-over")).to_contain_text("Resigned")
+    board = page.get_by_test_id("leaderboard")
+    expect(board).to_be_visible()
+    expect(page.get_by_test_id("lb-conn")).to_have_attribute("data-state", "open")
+
+    # Another player wins today's Portuguese through the REST API with the certified line.
+    winner, token = server.register()
+    game = server.request("POST", f"/api/daily/{date}/portuguese/play", token=token)
+    line = server.daily_line(date, "portuguese")
+    final = play_rest(server, game["id"], token, line)
+    assert final["status"] == "won"
+
+    row = board.locator(f"[data-testid=lb-row][data-username='{winner}']")
+    expect(row).to_be_visible()
+    expect(row).to_contain_text(str(len(line)))
+    shot(page, "06-leaderboard-updated")
+
+    # The entry links to a read-only view of the winner's game.
+    row.get_by_role("link", name=winner).click()
+    expect(page.get_by_test_id("watching")).to_contain_text(winner)
+    wait_live(page)
+    expect(page.get_by_test_id("status")).to_have_text("Won")
+    expect(page.get_by_test_id("undo")).to_have_count(0)
+    assert all(len(piles(page)[f"f{i}"]) == 1 for i in range(4))
+    shot(page, "07-watch-finished-game")
+
+
+def test_win_screen_shows_rank(open_page, server: Server) -> None:
+    name, token = server.register()
+    page = open_page()
+    log_in(page, name, "/#/daily/portuguese")
+    page.get_by_test_id("start-daily").click()
+    wait_live(page)
+    gid = game_id(page)
+    date = server.request("GET", "/api/daily", token=token)["date"]
+    line = server.daily_line(date, "portuguese")
+    last = line[-1]
+    assert re.fullmatch(r"t\d+-f\d", last), last
+    # All but the last move arrive from elsewhere (another tab of the same player): the page
+    # follows them live; the winning move is a double click on the card.
+    play_rest(server, gid, token, line[:-1])
+    wait_version(page, len(line) - 1)
+    top_card(page, last.split("-")[0]).dblclick()
+    dialog = page.get_by_test_id("result")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_have_attribute("data-status", "won")
+    expect(page.get_by_test_id("result-moves")).to_have_text(str(len(line)))
+    rank = page.get_by_test_id("result-rank").inner_text()
+    assert re.fullmatch(r"#\d+", rank), rank
+    row = page.locator(f"[data-testid=lb-row][data-username='{name}']")
+    expect(row).to_have_attribute("data-rank", rank[1:])
+    shot(page, "08-win-screen")
+    page.get_by_test_id("result-close").click()
+    expect(page.get_by_test_id("game-over")).to_contain_text("Won")
+    expect(page.get_by_test_id("practice-daily")).to_be_visible()
+
+
+def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) -> None:
+    """A legal-looking move shows at once; if the server refuses it, the screen goes back.
+
+    The page's game socket is routed through the test, which holds the first move frame and
+    answers it with the refusal a server gives when another tab moved first (stale_version).
+    """
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
+    gid = game["id"]
+    page = open_page()
+    held: dict = {}
+
+    def route(ws) -> None:  # noqa: ANN001
+        upstream = ws.connect_to_server()
+
+        def from_page(message: str) -> None:
+            frame = json.loads(message)
+            if frame.get("t") == "move" and "frame" not in held:
+                held.update(frame=frame, ws=ws)
+                return
+            upstream.send(message)
+
+        ws.on_message(from_page)
+
+    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    log_in(page, name, f"/#/play/{gid}")
+    wait_live(page, gid)
+    before = piles(page)
+    src, dst = tableau_moves(game["state"]["legal_moves"])[0]
+    card = before[src][-1]
+    drag(page, top_card(page, src), pile(page, dst))
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=game]').dataset.pending === '1'"
+    )
+    assert piles(page)[dst][-1] == card  # shown before the server answered
+    assert held["frame"]["d"]["move"] == f"{src}-{dst}"
+    assert held["frame"]["d"]["v"] == 0
+
+    detail = "The game is at version 1, not 0: sync and try again."
+    refusal = {"id": held["frame"]["d"]["id"], "code": "stale_version", "detail": detail, "v": 1}
+    held["ws"].send(json.dumps({"t": "error", "d": refusal}))
+    expect(page.get_by_test_id("message")).to_have_text(detail)
+    wait_version(page, 0)  # the sync the client sent answered with the real state
+    assert piles(page) == before
+    assert rest_game(server, gid, token)["v"] == 0
+
+
+def test_watch_live_game_and_reconnect(open_page, server: Server) -> None:
+    player, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
+    gid = game["id"]
+
+    watcher, _ = server.register()
+    page = open_page()
+    log_in(page, watcher)
+    link = page.locator(f"[data-testid=watch-link][data-game-id='{gid}']")
+    expect(link).to_be_visible()
+    link.click()
+    expect(page.get_by_test_id("watching")).to_contain_text(player)
+    wait_live(page)
+
+    # The owner's moves show up live.
+    move = game["state"]["legal_moves"][0]
+    game = play_rest(server, gid, token, [move])
+    wait_version(page, 1)
+    assert_table_matches(page, game["state"])
+
+    # A watcher cannot move: nothing is sent, the page says why.
+    src, dst = tableau_moves(game["state"]["legal_moves"])[0]
+    drag(page, top_card(page, src), pile(page, dst))
+    expect(page.get_by_test_id("message")).to_contain_text("watching")
+    wait_version(page, 1)
+
+    # The socket drops; a move happens meanwhile; the page reconnects by itself and resyncs.
+    status = page.evaluate(
+        "() => { const s = window.__arena.view.game.socket; s.drop(); return s.status; }"
+    )
+    assert status == "waiting"
+    expect(page.get_by_test_id("conn")).not_to_have_attribute("data-state", "open")
+    game = play_rest(server, gid, token, [game["state"]["legal_moves"][0]], v=1)
+    wait_live(page)
+    wait_version(page, 2)
+    assert_table_matches(page, game["state"])
+    shot(page, "09-watch-after-reconnect")
+
+
+def test_practice_sequences_double_click_draw_and_stock(open_page, server: Server) -> None:
+    name, token = server.register()
+    page = open_page()
+    log_in(page, name, "/#/practice")
+
+    # Chinese FreeCell deal 1, started from the practice form.
+    page.get_by_test_id("practice-variant").select_option("chinese_freecell")
+    page.get_by_test_id("practice-deal").fill("1")
+    page.get_by_test_id("practice-start").click()
+    wait_live(page)
+    gid = game_id(page)
+    state = rest_game(server, gid, token)["state"]
+    assert "t6-t3:2" in state["legal_moves"]
+    moving = state["tableau"][6][-2:]
+    # Drag the two-card sequence by its lower card.
+    second = pile(page, "t6").locator(".card").nth(len(state["tableau"][6]) - 2)
+    drag(page, second, pile(page, "t3"), grab_top=True)
+    wait_version(page, 1)
+    assert piles(page)["t3"][-2:] == moving
+    # Double click sends a card to a foundation.
+    state = rest_game(server, gid, token)["state"]
+    to_foundation = next(m for m in state["legal_moves"] if re.fullmatch(r"t\d+-f\d", m))
+    src = to_foundation.split("-")[0]
+    card = state["tableau"][int(src[1:])][-1]
+    top_card(page, src).dblclick()
+    wait_version(page, 2)
+    assert card in [c for i in range(6) for c in piles(page)[f"f{i}"]]
+    shot(page, "10-freecell-desktop")
+
+    # Countess: click the stock to draw.
+    game = server.request("POST", "/api/games", {"variant": "countess", "deal": 1}, token)
+    open_game(page, game["id"])
+    pile(page, "stock").click()
+    wait_version(page, 1)
+    assert len(piles(page)["waste"]) == 1
+    expect(pile(page, "stock")).to_contain_text("47")
+
+    # Barricade A: drag the face-up stock card onto the tableau.
+    game = server.request("POST", "/api/games", {"variant": "barricade", "deal": 1}, token)
+    open_game(page, game["id"])
+    stock_move = next(m for m in game["state"]["legal_moves"] if m.startswith("stock-t"))
+    dst = stock_move.split("-")[1]
+    top = game["state"]["stock"]["top"]
+    drag(page, top_card(page, "stock"), pile(page, dst))
+    wait_version(page, 1)
+    assert piles(page)[dst][-1] == top
+    shot(page, "11-barricade-desktop")
+
+
+@pytest.mark.parametrize("viewport_name", ["phone", "desktop"])
+def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name: str) -> None:
+    viewport = PHONE if viewport_name == "phone" else {"width": 1280, "height": 900}
+    name, token = server.register()
+    page = open_page(viewport)
+    log_in(page, name)
+    shot(page, f"12-lobby-{viewport_name}")
+    variants = [v["id"] for v in server.request("GET", "/api/variants")]
+    for variant in variants:
+        game = server.request("POST", "/api/games", {"variant": variant, "deal": 3}, token)
+        open_game(page, game["id"])
+        assert_table_matches(page, game["state"])
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{variant} is {overflow}px wider than the {viewport_name} screen"
+        # Every tableau card's corner (rank and suit) is on screen and not covered.
+        hidden = page.evaluate(
+            """() => [...document.querySelectorAll('[data-testid=table] .tableau-pile')]
+                 .flatMap(p => { const cards = [...p.querySelectorAll('.card')];
+                   return cards.slice(0, -1).filter((c, i) =>
+                     c.querySelector('.corner').getBoundingClientRect().bottom
+                       > cards[i + 1].getBoundingClientRect().top + 1); }).length"""
+        )
+        assert hidden == 0, f"{hidden} card corners of {variant} are covered"
+        shot(page, f"13-{variant}-{viewport_name}")
+    page.goto("/#/daily/portuguese")
+    expect(page.get_by_test_id("daily-intro")).to_be_visible()
+    shot(page, f"14-daily-intro-{viewport_name}")

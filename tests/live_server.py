@@ -1,0 +1,111 @@
+"""Start real daphne processes for tests that talk over real sockets."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(sqlite_path: Path, **extra: str) -> dict[str, str]:
+    """The subprocess runs on its own SQLite file; REDIS_URL is kept when set."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env.update(
+        SQLITE_PATH=str(sqlite_path),
+        DJANGO_SETTINGS_MODULE="server.settings",
+        PYTHONUNBUFFERED="1",
+        **extra,
+    )
+    return env
+
+
+def migrate(env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+
+
+def daphne_command(port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "daphne",
+        "-b",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "server.asgi:application",
+    ]
+
+
+class Daphne:
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.port = free_port()
+        self.log = log
+        self.proc = subprocess.Popen(
+            daphne_command(self.port),
+            cwd=ROOT,
+            env=env,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+        self.wait_ready()
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daphne exited: {self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(self.http + "/api/health", timeout=2) as res:
+                    if res.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.2)
+        raise RuntimeError(f"daphne not ready: {self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+    def call(self, method: str, path: str, body: dict | None = None, token: str | None = None):  # noqa: ANN201
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.http + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        if token:
+            req.add_header("Authorization", f"Token {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as res:
+                return res.status, json.loads(res.read() or b"null")
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read() or b"null")

@@ -1,0 +1,48 @@
+"""The real services: these run whenever their URL is set, and fail loudly if unreachable.
+
+Without the URL they are skipped (the embedded default has no such service to test).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+needs_pg = pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="DATABASE_URL not set")
+needs_redis = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL not set")
+
+
+@needs_pg
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_database_url_selects_postgresql():
+    assert connection.vendor == "postgresql"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT version()")
+        assert "PostgreSQL" in cursor.fetchone()[0]
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_url_selects_a_working_redis_channel_layer():
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    assert type(layer).__name__ == "RedisChannelLayer"
+    channel = await layer.new_channel()
+    await layer.group_add("svc-test", channel)
+    await layer.group_send("svc-test", {"type": "x", "n": 1})
+    message = await asyncio.wait_for(layer.receive(channel), timeout=5)
+    assert message["n"] == 1
+    await layer.group_discard("svc-test", channel)
+
+
+def test_embedded_default_without_urls():
+    if os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"):
+        pytest.skip("service URLs are set")
+    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InMemoryChannelLayer")

@@ -1,0 +1,40 @@
+"""Helpers for consumer tests with channels' WebsocketCommunicator."""
+
+from __future__ import annotations
+
+import json
+
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from server.asgi import application
+
+
+async def token_of(user) -> str:  # noqa: ANN001
+    return await database_sync_to_async(lambda: user.auth_token.key)()
+
+
+async def connect(path: str, user=None) -> WebsocketCommunicator:  # noqa: ANN001
+    headers = []
+    if user is not None:
+        headers.append((b"authorization", f"Token {await token_of(user)}".encode()))
+    comm = WebsocketCommunicator(application, path, headers=headers)
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def send(comm: WebsocketCommunicator, t: str, d: dict | None = None) -> None:
+    frame = {"t": t} if d is None else {"t": t, "d": d}
+    await comm.send_to(text_data=json.dumps(frame))
+
+
+async def recv(comm: WebsocketCommunicator, timeout: float = 3) -> dict:
+    return json.loads(await comm.receive_from(timeout=timeout))
+
+
+async def recv_until(comm: WebsocketCommunicator, t: str, timeout: float = 3) -> dict:
+    while True:
+        frame = await recv(comm, timeout)
+        if frame["t"] == t:
+            return frame

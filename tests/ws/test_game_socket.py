@@ -1,0 +1,217 @@
+"""The game socket: play, watch, and every bad frame a client may send."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from games import services
+from games.models import Game, Move
+from tests.ws.helpers import connect, recv, recv_until, send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@database_sync_to_async
+def practice(user, variant="portuguese", deal=1) -> Game:  # noqa: ANN001
+    return services.start_practice(user, variant, deal)
+
+
+@database_sync_to_async
+def version_and_moves(game_id: int) -> tuple[int, int]:
+    return Game.objects.get(pk=game_id).version, Move.objects.filter(game_id=game_id).count()
+
+
+async def test_connect_sends_state(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    frame = await recv(comm)
+    assert frame["t"] == "state" and frame["v"] == 0
+    assert frame["d"]["tableau"][0] == ["JD", "QC", "TS", "7D"]
+    assert frame["d"]["last_move"] is None
+    await comm.disconnect()
+
+
+async def test_move_gets_ack_then_state_and_watcher_sees_it(user, other_user):  # noqa: ANN001
+    game = await practice(user)
+    owner = await connect(f"/ws/games/{game.pk}", user)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    first = await recv(owner)
+    await recv(watcher)
+    move = first["d"]["legal_moves"][0]
+    await send(owner, "move", {"move": move, "v": 0, "id": "m-1"})
+    assert await recv(owner) == {"t": "ack", "d": {"id": "m-1"}}
+    state = await recv(owner)
+    assert state["t"] == "state" and state["v"] == 1 and state["d"]["last_move"] == move
+    watched = await recv_until(watcher, "state")
+    assert watched == state
+    assert await version_and_moves(game.pk) == (1, 1)
+    await owner.disconnect()
+    await watcher.disconnect()
+
+
+async def test_watcher_cannot_move(user, other_user):  # noqa: ANN001
+    game = await practice(user)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    first = await recv(watcher)
+    await send(watcher, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": 7})
+    err = await recv(watcher)
+    assert err["t"] == "error" and err["d"]["code"] == "forbidden" and err["d"]["id"] == 7
+    for action in ("undo", "resign"):
+        await send(watcher, action, {"v": 0, "id": "x"})
+        assert (await recv(watcher))["d"]["code"] == "forbidden"
+    assert await version_and_moves(game.pk) == (0, 0)
+    await watcher.disconnect()
+
+
+async def test_illegal_move_is_an_error_and_socket_stays_open(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await send(comm, "move", {"move": "t0-f0", "v": 0, "id": "m-1"})
+    err = await recv(comm)
+    assert err["t"] == "error"
+    assert err["d"]["code"] == "illegal_move" and err["d"]["id"] == "m-1" and err["d"]["v"] == 0
+    await send(comm, "move", {"move": "t42-f0", "v": 0, "id": "m-2"})
+    assert (await recv(comm))["d"]["code"] == "illegal_move"
+    await send(comm, "ping")
+    assert await recv(comm) == {"t": "pong"}
+    assert await version_and_moves(game.pk) == (0, 0)
+    await comm.disconnect()
+
+
+async def test_stale_version_is_refused_with_the_current_version(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    first = await recv(comm)
+    move = first["d"]["legal_moves"][0]
+    await send(comm, "move", {"move": move, "v": 0, "id": "a"})
+    await recv_until(comm, "state")
+    await send(comm, "move", {"move": move, "v": 0, "id": "b"})
+    err = await recv(comm)
+    assert err["d"]["code"] == "stale_version" and err["d"]["v"] == 1 and err["d"]["id"] == "b"
+    assert await version_and_moves(game.pk) == (1, 1)
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "{not json",
+        "[1, 2]",
+        '"just a string"',
+        '{"d": {}}',
+        '{"t": 5}',
+        '{"t": "fly"}',
+        '{"t": "move"}',
+        '{"t": "move", "d": {"v": 0}}',
+        '{"t": "move", "d": {"move": "t0-t2"}}',
+        '{"t": "move", "d": {"move": "t0-t2", "v": "0"}}',
+        '{"t": "move", "d": {"move": "t0-t2", "v": true}}',
+        '{"t": "move", "d": [1]}',
+        '{"t": "undo", "d": {}}',
+    ],
+)
+async def test_malformed_frames_are_bad_message_and_change_nothing(user, raw):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await comm.send_to(text_data=raw)
+    err = await recv(comm)
+    assert err["t"] == "error" and err["d"]["code"] == "bad_message", err
+    await send(comm, "sync")
+    assert (await recv(comm))["t"] == "state"
+    assert await version_and_moves(game.pk) == (0, 0)
+    await comm.disconnect()
+
+
+async def test_oversized_frame_is_refused(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await comm.send_to(text_data=json.dumps({"t": "move", "d": {"move": "x" * 70_000, "v": 0}}))
+    err = await recv(comm)
+    assert err["d"]["code"] == "bad_message" and "too large" in err["d"]["detail"]
+    await send(comm, "ping")
+    assert await recv(comm) == {"t": "pong"}
+    await comm.disconnect()
+
+
+async def test_binary_frame_is_refused(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await comm.send_to(bytes_data=b"\x00\x01")
+    assert (await recv(comm))["d"]["code"] == "bad_message"
+    await comm.disconnect()
+
+
+async def test_flood_gets_rate_limited_then_closed_with_4429(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    codes = []
+    for _ in range(200):
+        await send(comm, "ping")
+    while True:
+        out = await comm.receive_output(timeout=3)
+        if out["type"] == "websocket.close":
+            assert out["code"] == 4429
+            break
+        frame = json.loads(out["text"])
+        codes.append(frame.get("d", {}).get("code") if frame["t"] == "error" else frame["t"])
+    assert "pong" in codes and "rate_limited" in codes
+
+
+async def test_unknown_game_closes_with_4404(user):  # noqa: ANN001
+    comm = await connect("/ws/games/987654", user)
+    err = await recv(comm)
+    assert err["t"] == "error"
+    assert (await comm.receive_output())["code"] == 4404
+
+
+async def test_missing_auth_closes_with_4401(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}")
+    assert await comm.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
+async def test_undo_and_resign_over_the_socket(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    first = await recv(comm)
+    await send(comm, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": "m"})
+    await recv_until(comm, "state")
+    await send(comm, "undo", {"v": 1, "id": "u-1"})
+    assert await recv(comm) == {"t": "ack", "d": {"id": "u-1"}}
+    state = await recv(comm)
+    assert state["v"] == 2 and state["d"]["tableau"] == first["d"]["tableau"]
+    await send(comm, "resign", {"id": "r-1"})
+    assert await recv(comm) == {"t": "ack", "d": {"id": "r-1"}}
+    assert (await recv(comm))["d"]["status"] == "resigned"
+    result = await recv(comm)
+    assert result["t"] == "result" and result["d"]["status"] == "resigned"
+    assert result["d"]["moves"] == 2 and result["d"]["rank"] is None
+    await send(comm, "move", {"move": first["d"]["legal_moves"][0], "v": 2, "id": "late"})
+    assert (await recv(comm))["d"]["code"] == "game_over"
+    await comm.disconnect()
+
+
+async def test_rest_move_reaches_the_socket(user):  # noqa: ANN001
+    from rest_framework.test import APIClient
+
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    first = await recv(comm)
+    client = APIClient()
+    client.force_authenticate(user)
+    move = first["d"]["legal_moves"][0]
+    res = await database_sync_to_async(client.post)(
+        f"/api/games/{game.pk}/moves", {"move": move, "v": 0}, format="json"
+    )
+    assert res.status_code == 200
+    pushed = await recv(comm)
+    assert pushed["t"] == "state" and pushed["v"] == 1 and pushed["d"]["last_move"] == move
+    await comm.disconnect()

@@ -1,0 +1,72 @@
+"""The issue's "done when": today's daily won through the API with the stored winning line
+(read from the database, never the API); the player is first; a board socket hears it."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+
+from games import clock, daily
+from games.models import DailyChallenge
+from tests.conftest import client_for, play_line
+from tests.ws.helpers import connect, recv, send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_daily_win_tops_the_board_and_the_socket_hears_it(user, other_user):  # noqa: ANN001
+    date = clock.today().isoformat()
+    api = client_for(user)
+
+    game = (await database_sync_to_async(api.post)(f"/api/daily/{date}/portuguese/play")).json()
+    watcher = await connect(f"/ws/leaderboards/{date}/portuguese", other_user)
+    first = await recv(watcher)
+    assert first["t"] == "leaderboard" and first["d"]["entries"] == []
+
+    line = await database_sync_to_async(
+        lambda: DailyChallenge.objects.get(date=clock.today(), variant="portuguese").line
+    )()
+
+    final = await database_sync_to_async(play_line)(api, game["id"], line)
+    assert final["status"] == "won"
+
+    pushed = await recv(watcher, timeout=5)
+    assert pushed["t"] == "leaderboard"
+    top = pushed["d"]["entries"][0]
+    assert (top["rank"], top["username"], top["status"]) == (1, "alice", "won")
+    assert pushed["d"]["total"] == 1
+
+    board = (
+        await database_sync_to_async(api.get)(f"/api/daily/{date}/portuguese/leaderboard")
+    ).json()
+    assert board["entries"][0]["username"] == "alice" and board["me"]["rank"] == 1
+
+    await send(watcher, "sync")
+    assert (await recv(watcher))["d"]["entries"][0]["username"] == "alice"
+    await watcher.disconnect()
+
+
+async def test_ws_result_frame_carries_the_rank(user, settings):  # noqa: ANN001
+    settings.WS_RATE_PER_SECOND = settings.WS_RATE_BURST = 10_000  # a bot plays the line
+    challenge = await database_sync_to_async(daily.ensure_daily)(clock.today(), "portuguese")
+    game, _ = await database_sync_to_async(daily.play_daily)(user, challenge)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    v = 0
+    for move in challenge.line:
+        await send(comm, "move", {"move": move, "v": v, "id": v})
+        assert (await recv(comm))["t"] == "ack"
+        state = await recv(comm)
+        v = state["v"]
+    result = await recv(comm)
+    assert result["t"] == "result"
+    assert result["d"]["status"] == "won" and result["d"]["rank"] == 1
+    assert result["d"]["moves"] == len(challenge.line)
+    await comm.disconnect()
+
+
+async def test_board_socket_for_a_bad_date_is_refused(user):  # noqa: ANN001
+    comm = await connect("/ws/leaderboards/not-a-date/portuguese", user)
+    err = await recv(comm)
+    assert err["t"] == "error"
+    assert (await comm.receive_output())["code"] == 4404

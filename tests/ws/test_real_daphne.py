@@ -1,0 +1,105 @@
+"""Real daphne processes over real sockets: what a client written from PROTOCOL.md sees."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from tests.live_server import Daphne, migrate, server_env
+
+
+@pytest.fixture(scope="module")
+def shared_env(tmp_path_factory):  # noqa: ANN001, ANN201
+    env = server_env(tmp_path_factory.mktemp("daphne") / "db.sqlite3")
+    migrate(env)
+    return env
+
+
+@pytest.fixture(scope="module")
+def server(shared_env, tmp_path_factory):  # noqa: ANN001, ANN201
+    proc = Daphne(shared_env, tmp_path_factory.mktemp("logs") / "daphne-a.log")
+    yield proc
+    proc.stop()
+
+
+def register(server: Daphne, name: str) -> str:
+    status, body = server.call(
+        "POST", "/api/auth/register", {"username": name, "password": "correct-horse-9"}
+    )
+    assert status == 201, body
+    return body["token"]
+
+
+def ws(server: Daphne, path: str, token: str | None):  # noqa: ANN201
+    headers = {"Authorization": f"Token {token}"} if token else {}
+    return connect(server.ws + path, additional_headers=headers, open_timeout=10)
+
+
+def recv(sock) -> dict:  # noqa: ANN001
+    return json.loads(sock.recv(timeout=10))
+
+
+def test_play_a_game_over_a_real_socket(server):  # noqa: ANN001
+    token = register(server, "realsock")
+    status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 11}, token)
+    assert status == 201
+    with ws(server, f"/ws/games/{game['id']}", token) as sock:
+        state = recv(sock)
+        assert state["t"] == "state" and state["v"] == 0
+        for i in range(5):
+            move = state["d"]["legal_moves"][0]
+            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"], "id": i}}))
+            assert recv(sock) == {"t": "ack", "d": {"id": i}}
+            state = recv(sock)
+            assert state["v"] == i + 1 and state["d"]["last_move"] == move
+        sock.send("{broken")
+        assert recv(sock)["d"]["code"] == "bad_message"
+        sock.send(json.dumps({"t": "ping"}))
+        assert recv(sock) == {"t": "pong"}
+    status, history = server.call("GET", f"/api/games/{game['id']}/moves", token=token)
+    assert status == 200 and [h["n"] for h in history] == [1, 2, 3, 4, 5]
+
+
+def test_real_socket_without_auth_is_closed_4401(server):  # noqa: ANN001
+    with ws(server, "/ws/echo", None) as sock, pytest.raises(ConnectionClosed) as info:
+        sock.recv(timeout=10)
+    assert info.value.rcvd.code == 4401
+
+
+def test_real_echo_socket(server):  # noqa: ANN001
+    token = register(server, "echoer")
+    with ws(server, "/ws/echo", token) as sock:
+        sock.send('{"t":"ping"}')
+        assert sock.recv(timeout=10) == '{"t":"ping"}'
+
+
+@pytest.mark.redis
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL not set")
+def test_watcher_on_another_process_sees_moves_through_redis(server, shared_env, tmp_path):  # noqa: ANN001
+    other = Daphne(shared_env, tmp_path / "daphne-b.log")
+    try:
+        owner_token = register(server, "redisowner")
+        watcher_token = register(other, "rediswatch")
+        status, game = server.call(
+            "POST", "/api/games", {"variant": "portuguese", "deal": 4}, owner_token
+        )
+        assert status == 201
+        with (
+            ws(other, f"/ws/games/{game['id']}", watcher_token) as watcher,
+            ws(server, f"/ws/games/{game['id']}", owner_token) as owner,
+        ):
+            assert recv(watcher)["v"] == 0
+            state = recv(owner)
+            for i in range(3):
+                move = state["d"]["legal_moves"][0]
+                owner.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"]}}))
+                assert recv(owner)["t"] == "ack"
+                state = recv(owner)
+                seen = recv(watcher)
+                assert seen == state and seen["v"] == i + 1
+    finally:
+        other.stop()

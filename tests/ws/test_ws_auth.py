@@ -1,0 +1,73 @@
+"""WebSocket handshake auth: token header, session cookie, refusals, origin checks."""
+
+from __future__ import annotations
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+
+from server.asgi import application
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def communicator(path: str, headers: list[tuple[bytes, bytes]] | None = None):  # noqa: ANN201
+    return WebsocketCommunicator(application, path, headers=headers or [])
+
+
+async def test_token_header_is_accepted(user):  # noqa: ANN001
+    key = await _token(user)
+    comm = communicator("/ws/echo", [(b"authorization", f"Token {key}".encode())])
+    connected, _ = await comm.connect()
+    assert connected
+    await comm.send_to(text_data='{"hello": 1}')
+    assert await comm.receive_from() == '{"hello": 1}'
+    await comm.disconnect()
+
+
+async def test_missing_auth_closes_with_4401():
+    comm = communicator("/ws/echo")
+    connected, _ = await comm.connect()
+    assert connected  # accepted, then closed with the auth code
+    out = await comm.receive_output()
+    assert out == {"type": "websocket.close", "code": 4401}
+
+
+async def test_wrong_token_closes_with_4401(user):  # noqa: ANN001
+    comm = communicator("/ws/echo", [(b"authorization", b"Token " + b"f" * 40)])
+    await comm.connect()
+    assert await comm.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
+async def test_session_cookie_is_accepted(user):  # noqa: ANN001
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    client = Client()
+    await sync_to_async(client.force_login)(user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    comm = communicator(
+        "/ws/echo",
+        [(b"cookie", cookie.encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")],
+    )
+    connected, _ = await comm.connect()
+    assert connected
+    await comm.send_to(text_data="ping")
+    assert await comm.receive_from() == "ping"
+    await comm.disconnect()
+
+
+async def test_cross_site_origin_is_denied(user):  # noqa: ANN001
+    key = await _token(user)
+    comm = communicator(
+        "/ws/echo",
+        [(b"authorization", f"Token {key}".encode()), (b"origin", b"https://evil.example")],
+    )
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+async def _token(user) -> str:  # noqa: ANN001
+    from channels.db import database_sync_to_async
+
+    return await database_sync_to_async(lambda: user.auth_token.key)()

@@ -1,0 +1,81 @@
+// REST client: JSON in, JSON out, session cookie + CSRF header, errors as ApiError.
+//
+// The browser signs in with a session (POST /api/auth/login sets the cookie), because a
+// WebSocket cannot carry an Authorization header; Django then wants the CSRF token (from the
+// `csrftoken` cookie that GET / sets) in `X-CSRFToken` on every unsafe request.
+
+export class ApiError extends Error {
+  constructor(status, code, detail, body = {}) {
+    super(detail);
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+    this.fields = body.fields || null;
+    this.body = body;
+  }
+}
+
+export function cookie(name) {
+  for (const part of document.cookie.split(";")) {
+    const [k, ...rest] = part.trim().split("=");
+    if (k === name) return decodeURIComponent(rest.join("="));
+  }
+  return null;
+}
+
+// Milliseconds to add to Date.now() to get the server's clock (from the Date header).
+export let serverSkewMs = 0;
+
+function noteServerDate(response) {
+  const header = response.headers.get("Date");
+  if (!header) return;
+  const server = Date.parse(header);
+  if (Number.isNaN(server)) return;
+  // The header has whole seconds: only trust a difference bigger than that rounding.
+  const skew = server - Date.now();
+  serverSkewMs = Math.abs(skew) > 1500 ? skew : 0;
+}
+
+export function serverNow() {
+  return Date.now() + serverSkewMs;
+}
+
+export async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (!["GET", "HEAD", "OPTIONS"].includes(method)) {
+    const csrf = cookie("csrftoken");
+    if (csrf) headers["X-CSRFToken"] = csrf;
+  }
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, "network", "The server cannot be reached. Check your connection.");
+  }
+  noteServerDate(response);
+  if (response.status === 204) return null;
+  let data = null;
+  const type = response.headers.get("Content-Type") || "";
+  if (type.includes("json")) {
+    try {
+      data = await response.json();
+    } catch (err) {
+      data = null;
+    }
+  }
+  if (!response.ok) {
+    const code = (data && data.code) || `http_${response.status}`;
+    const detail = (data && data.detail) || `${response.status} ${response.statusText || "error"}`;
+    throw new ApiError(response.status, code, detail, data || {});
+  }
+  return data;
+}
+
+export const get = (path) => api("GET", path);
+export const post = (path, body = {}) => api("POST", path, body);

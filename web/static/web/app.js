@@ -1,0 +1,439 @@
+// Solitaire Arena browser client: a hash router and its views.
+//
+//   #/                 lobby: today's five challenges, live games, your games
+//   #/signin           sign in / create an account
+//   #/practice         start a practice game by variant and deal number
+//   #/daily/{variant}  today's ranked attempt, with the live leaderboard beside it
+//   #/play/{id}        a game (yours: play it; someone else's: watch it)
+//   #/watch/{id}       a game, read-only
+//
+// Everything goes through the public API (api.js, socket.js); nothing here is private to
+// this server, so the client doubles as the reference for anyone writing another one.
+
+import { ApiError, get, post } from "./api.js";
+import { GameView } from "./game.js";
+import { Leaderboard } from "./leaderboard.js";
+import { formatSeconds, h, statusText, toast } from "./ui.js";
+
+const app = {
+  me: null,
+  today: null, // the server's UTC date, from GET /api/daily
+  variants: null,
+  view: null, // {destroy()}
+  after: "#/", // where to go after signing in
+};
+window.__arena = app; // for debugging and the end-to-end tests
+
+const main = document.getElementById("main");
+const userBox = document.getElementById("user");
+
+async function variants() {
+  if (!app.variants) app.variants = await get("/api/variants");
+  return app.variants;
+}
+
+async function variantInfo(id) {
+  return (await variants()).find((v) => v.id === id);
+}
+
+async function loadMe() {
+  try {
+    app.me = await get("/api/me");
+  } catch (err) {
+    if (!(err instanceof ApiError) || (err.status !== 401 && err.status !== 403)) throw err;
+    app.me = null;
+  }
+  renderUser();
+}
+
+function renderUser() {
+  if (!app.me) {
+    userBox.replaceChildren(h("a", { href: "#/signin", class: "button quiet" }, "Sign in"));
+    return;
+  }
+  const out = h("button", { type: "button", class: "quiet", "data-testid": "signout" }, "Sign out");
+  out.addEventListener("click", async () => {
+    try {
+      await post("/api/auth/logout");
+    } catch (err) {
+      /* signed out anyway */
+    }
+    app.me = null;
+    renderUser();
+    location.hash = "#/signin";
+  });
+  userBox.replaceChildren(h("span", { class: "whoami", "data-testid": "whoami" }, app.me.username), out);
+}
+
+function errorBox(err) {
+  const text = err instanceof ApiError ? err.detail : String(err && err.message ? err.message : err);
+  return h("p", { class: "error", role: "alert", "data-testid": "error" }, text);
+}
+
+function setView(view, ...nodes) {
+  main.replaceChildren(...nodes);
+  app.view = view;
+}
+
+// ---- routing ------------------------------------------------------------------------------
+
+async function route() {
+  if (app.view && app.view.destroy) app.view.destroy();
+  app.view = null;
+  const hash = location.hash || "#/";
+  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const [name, arg] = parts;
+  document.querySelectorAll("nav a").forEach((a) => {
+    a.classList.toggle("active", a.getAttribute("href") === `#/${name || ""}`);
+  });
+  const token = (route.token = {});
+  main.replaceChildren(h("p", { class: "muted loading" }, "Loading…"));
+  try {
+    if (name === "signin") return await signinView();
+    if (!app.me) {
+      app.after = hash;
+      return await signinView();
+    }
+    if (!name) return await lobbyView(token);
+    if (name === "practice") return await practiceView(token);
+    if (name === "daily" && arg) return await dailyView(arg, token);
+    if ((name === "play" || name === "watch") && arg) return await gameView(Number(arg), name === "watch", token);
+    setView(null, h("section", { class: "panel" }, h("h2", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      app.me = null;
+      renderUser();
+      app.after = hash;
+      return signinView();
+    }
+    if (route.token === token) setView(null, h("section", { class: "panel" }, errorBox(err), h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
+  }
+}
+
+// ---- sign in / sign up --------------------------------------------------------------------
+
+async function signinView() {
+  let mode = "signin";
+  const user = h("input", { name: "username", autocomplete: "username", required: true, "data-testid": "auth-username", maxlength: 150 });
+  const pass = h("input", { name: "password", type: "password", autocomplete: "current-password", required: true, "data-testid": "auth-password" });
+  const submit = h("button", { type: "submit", class: "primary", "data-testid": "auth-submit" }, "Sign in");
+  const title = h("h2", {}, "Sign in");
+  const err = h("div", { "data-testid": "auth-error" });
+  const toggle = h("button", { type: "button", class: "link", "data-testid": "auth-toggle" }, "New here? Create an account");
+  const form = h("form", { class: "panel auth", "data-testid": "auth-form" },
+    title,
+    h("label", {}, "Username", user),
+    h("label", {}, "Password", pass),
+    err, submit, toggle);
+  const setMode = (m) => {
+    mode = m;
+    title.textContent = m === "signin" ? "Sign in" : "Create an account";
+    submit.textContent = m === "signin" ? "Sign in" : "Create account";
+    toggle.textContent = m === "signin" ? "New here? Create an account" : "Have an account? Sign in";
+    pass.autocomplete = m === "signin" ? "current-password" : "new-password";
+    form.dataset.mode = m;
+  };
+  setMode("signin");
+  toggle.addEventListener("click", () => setMode(mode === "signin" ? "signup" : "signin"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    err.replaceChildren();
+    submit.disabled = true;
+    const body = { username: user.value.trim(), password: pass.value };
+    try {
+      if (mode === "signup") await post("/api/auth/register", body);
+      await post("/api/auth/login", body); // the session cookie: what the WebSockets ride on
+      await loadMe();
+      const next = app.after && !app.after.startsWith("#/signin") ? app.after : "#/";
+      app.after = "#/";
+      if (location.hash === next) route();
+      else location.hash = next;
+    } catch (ex) {
+      err.replaceChildren(errorBox(ex));
+      if (ex.fields) {
+        err.append(h("ul", { class: "error" }, Object.entries(ex.fields).map(([k, v]) => h("li", {}, `${k}: ${v}`))));
+      }
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  setView(null, h("div", { class: "center" },
+    h("section", { class: "intro" },
+      h("h1", {}, "Solitaire Arena"),
+      h("p", {}, "Five solitaire games, one certified deal of each every day, and a live leaderboard. Practice any deal you like.")),
+    form));
+  user.focus();
+}
+
+// ---- lobby --------------------------------------------------------------------------------
+
+function attemptLine(a) {
+  if (!a) return "Not played yet";
+  const parts = [statusText(a.status)];
+  if (a.status === "playing") parts.push(`${a.moves} moves so far`);
+  else {
+    parts.push(`${a.moves} moves`, formatSeconds(a.seconds));
+    if (a.rank) parts.push(`rank #${a.rank}`);
+  }
+  if (a.foundation_cards != null && a.status !== "won") parts.push(`${a.foundation_cards} cards up`);
+  return parts.join(" · ");
+}
+
+async function lobbyView(token) {
+  const dailyBox = h("div", { class: "daily-grid", "data-testid": "daily-list" }, h("p", { class: "muted" }, "Loading today's challenges…"));
+  const liveBox = h("ul", { class: "list", "data-testid": "live-list" }, h("li", { class: "muted" }, "Loading…"));
+  const mineBox = h("ul", { class: "list", "data-testid": "my-games" }, h("li", { class: "muted" }, "Loading…"));
+  const dateEl = h("span", { class: "muted" });
+  const stats = app.me.stats ? `${app.me.stats.played} played · ${app.me.stats.won} won` : "";
+  let timer = null;
+  setView({ destroy: () => clearInterval(timer) },
+    h("section", { class: "panel" },
+      h("div", { class: "section-head" }, h("h2", {}, "Today's challenges ", dateEl), h("span", { class: "muted small" }, stats)),
+      dailyBox),
+    h("div", { class: "columns" },
+      h("section", { class: "panel" },
+        h("div", { class: "section-head" }, h("h2", {}, "Live games"), h("a", { href: "#/practice", class: "button" }, "New practice game")),
+        liveBox),
+      h("section", { class: "panel" }, h("h2", {}, "Your games"), mineBox)));
+
+  const vs = await variants();
+  const loadDaily = async () => {
+    try {
+      const daily = await get("/api/daily");
+      app.today = daily.date;
+      dateEl.textContent = daily.date;
+      dailyBox.replaceChildren(...daily.challenges.map((c) => {
+        const v = vs.find((x) => x.id === c.variant) || { name: c.name, summary: "" };
+        const a = c.attempt;
+        const action = !a ? "Play" : a.status === "playing" ? "Resume" : "View";
+        return h("a", { class: `daily-card st-${a ? a.status : "new"}`, href: `#/daily/${c.variant}`, "data-testid": `daily-${c.variant}`, "data-status": a ? a.status : "none" },
+          h("strong", {}, c.name || v.name),
+          h("span", { class: "small muted" }, c.winnable ? `Winnable · par ${c.par_moves} moves` : `Par ${c.par_cards} cards`),
+          h("span", { class: "attempt", "data-testid": "attempt" }, attemptLine(a)),
+          h("span", { class: "button primary small" }, action));
+      }));
+    } catch (err) {
+      dailyBox.replaceChildren(h("p", { class: "muted" }, "Daily challenges are not available: ", err.detail || String(err)));
+    }
+  };
+  const loadLive = async () => {
+    try {
+      const live = await get("/api/games/live");
+      const others = live.filter((g) => g.owner !== app.me.username);
+      liveBox.replaceChildren(...(others.length ? others.slice(0, 20).map((g) => h("li", {},
+        h("a", { href: `#/watch/${g.id}`, "data-testid": "watch-link", "data-game-id": g.id },
+          `${g.owner} · ${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`),
+        h("span", { class: "muted small" }, ` move ${g.v}${g.daily ? " · daily" : ""}`))) : [h("li", { class: "muted" }, "Nobody else is playing right now.")]));
+    } catch (err) {
+      liveBox.replaceChildren(h("li", { class: "muted" }, "Live games are not available."));
+    }
+  };
+  const loadMine = async () => {
+    try {
+      const games = await get("/api/games");
+      mineBox.replaceChildren(...(games.length ? games.slice(0, 12).map((g) => h("li", {},
+        h("a", { href: `#/play/${g.id}` }, `${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`,
+          g.daily ? ` · daily ${g.daily.date}` : g.deal ? ` · deal ${g.deal}` : ""),
+        h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${g.v} moves`))) : [h("li", { class: "muted" }, "No games yet.")]));
+    } catch (err) {
+      mineBox.replaceChildren(h("li", {}, errorBox(err)));
+    }
+  };
+  await Promise.all([loadDaily(), loadLive(), loadMine()]);
+  if (route.token !== token) return;
+  timer = setInterval(() => {
+    if (route.token === token) loadLive();
+  }, 10000);
+}
+
+// ---- practice -----------------------------------------------------------------------------
+
+async function practiceView() {
+  const vs = await variants();
+  const select = h("select", { "data-testid": "practice-variant", name: "variant" },
+    vs.map((v) => h("option", { value: v.id }, v.name)));
+  const deal = h("input", { type: "number", min: 1, step: 1, placeholder: "random", "data-testid": "practice-deal", name: "deal", inputmode: "numeric" });
+  const start = h("button", { type: "submit", class: "primary", "data-testid": "practice-start" }, "Deal");
+  const rules = h("div", { class: "rules" });
+  const err = h("div");
+  const showRules = () => {
+    const v = vs.find((x) => x.id === select.value);
+    rules.replaceChildren(h("p", {}, h("strong", {}, v.summary)), h("ul", {}, v.rules.map((r) => h("li", {}, r))));
+  };
+  const want = new URLSearchParams(location.hash.split("?")[1] || "").get("variant");
+  if (want) select.value = want;
+  select.addEventListener("change", showRules);
+  showRules();
+  const form = h("form", { class: "panel", "data-testid": "practice-form" },
+    h("h2", {}, "Practice"),
+    h("p", { class: "muted" }, "Any deal of any game, unranked. Leave the deal empty for a random one; the same number always gives the same deal."),
+    h("div", { class: "row" }, h("label", {}, "Game", select), h("label", {}, "Deal number", deal), start),
+    err, rules);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    err.replaceChildren();
+    start.disabled = true;
+    try {
+      const body = { variant: select.value };
+      if (deal.value) body.deal = Number(deal.value);
+      const game = await post("/api/games", body);
+      location.hash = `#/play/${game.id}`;
+    } catch (ex) {
+      err.replaceChildren(errorBox(ex));
+    } finally {
+      start.disabled = false;
+    }
+  });
+  setView(null, form);
+}
+
+// ---- a game, with the result screen and (for a daily) its leaderboard ----------------------
+
+function resultDialog(d, game, variant, readOnly = false) {
+  const won = d.status === "won";
+  const title = readOnly
+    ? `${game.owner}: ${statusText(d.status).toLowerCase()}`
+    : won ? "You won!" : d.status === "stuck" ? "No moves left" : statusText(d.status);
+  const close = h("button", { type: "button", class: "primary", "data-testid": "result-close" }, "Close");
+  const dialog = h("div", { class: "overlay", "data-testid": "result", "data-status": d.status },
+    h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "result-title" },
+      h("h2", { id: "result-title" }, title),
+      h("p", { class: "big" }, won ? `All ${variant.cards} cards home.` : d.foundation_cards != null ? `${d.foundation_cards} of ${variant.cards} cards on the foundations.` : ""),
+      h("dl", {},
+        h("dt", {}, "Moves"), h("dd", { "data-testid": "result-moves" }, String(d.moves)),
+        h("dt", {}, "Time"), h("dd", { "data-testid": "result-time" }, formatSeconds(d.seconds)),
+        d.rank ? [h("dt", {}, "Rank"), h("dd", { "data-testid": "result-rank" }, `#${d.rank}`)] : null),
+      h("div", { class: "row" }, close, h("a", { href: "#/", class: "button" }, "Lobby"),
+        game.daily ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal"))));
+  const remove = () => dialog.remove();
+  close.addEventListener("click", remove);
+  dialog.addEventListener("click", (e) => {
+    if (e.target === dialog) remove();
+  });
+  document.addEventListener("keydown", function esc(e) {
+    if (e.key === "Escape") {
+      remove();
+      document.removeEventListener("keydown", esc);
+    }
+  });
+  document.body.append(dialog);
+  close.focus();
+  return dialog;
+}
+
+function mountGame(game, variant, { readOnly = false, extra = [], onFinished = null } = {}) {
+  const gameRoot = h("div", { "data-testid": "game" });
+  const aside = game.daily ? h("aside", { class: "side" }) : null;
+  let board = null;
+  let dialog = null;
+  const layout = h("div", { class: aside ? "with-aside" : "solo" }, h("div", { class: "main-col" }, gameRoot, ...extra), aside);
+  main.replaceChildren(layout);
+  const view = new GameView(gameRoot, {
+    game,
+    variant,
+    me: app.me,
+    readOnly,
+    onFinished: (d, { live, view: v }) => {
+      if (live && !dialog) dialog = resultDialog(d, game, variant, v.readOnly);
+      if (onFinished) onFinished(d, live);
+    },
+  });
+  if (aside) board = new Leaderboard(aside, { date: game.daily.date, variant: game.variant, me: app.me, today: app.today });
+  app.view = {
+    game: view,
+    board,
+    destroy() {
+      view.destroy();
+      if (board) board.destroy();
+      if (dialog) dialog.remove();
+    },
+  };
+  return app.view;
+}
+
+async function gameView(id, watch, token) {
+  const game = await get(`/api/games/${id}`);
+  if (route.token !== token) return;
+  const variant = await variantInfo(game.variant);
+  const readOnly = watch || game.owner !== app.me.username;
+  mountGame(game, variant, { readOnly });
+}
+
+async function dailyView(variantId, token) {
+  const variant = await variantInfo(variantId);
+  if (!variant) throw new ApiError(404, "unknown_variant", `Unknown game '${variantId}'.`);
+  const daily = await get("/api/daily");
+  app.today = daily.date;
+  if (route.token !== token) return;
+  const challenge = daily.challenges.find((c) => c.variant === variantId);
+  if (!challenge) throw new ApiError(404, "not_found", `No ${variant.name} challenge today.`);
+  const date = challenge.date || daily.date;
+  const base = `/api/daily/${date}/${variantId}`;
+
+  const practiceButton = () => {
+    const b = h("button", { type: "button", "data-testid": "practice-daily" }, "Practice this deal (unranked)");
+    b.addEventListener("click", async () => {
+      try {
+        const g = await post(`${base}/practice`);
+        location.hash = `#/play/${g.id}`;
+      } catch (err) {
+        toast(err.detail || String(err), "error");
+      }
+    });
+    return h("p", { class: "row" }, b);
+  };
+
+  const start = async () => {
+    const game = await post(`${base}/play`);
+    if (route.token !== token) return;
+    let offered = false;
+    mountGame(game, variant, {
+      onFinished: () => {
+        // A finished ranked attempt cannot be played again; its deal can, unranked.
+        if (offered) return;
+        offered = true;
+        queueMicrotask(() => main.querySelector(".main-col")?.append(practiceButton()));
+      },
+    });
+  };
+
+  if (challenge.attempt) return start();
+
+  const button = h("button", { type: "button", class: "primary", "data-testid": "start-daily" }, "Start ranked attempt");
+  const err = h("div");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await start();
+    } catch (ex) {
+      err.replaceChildren(errorBox(ex));
+      button.disabled = false;
+    }
+  });
+  const aside = h("aside", { class: "side" });
+  setView(null, h("div", { class: "with-aside" },
+    h("section", { class: "panel main-col", "data-testid": "daily-intro" },
+      h("h2", {}, `${variant.name} · ${date}`),
+      h("p", {}, variant.summary),
+      h("p", { class: "muted" }, challenge.winnable
+        ? `This deal is certified winnable; the solver's line takes ${challenge.par_moves} moves.`
+        : `The solver brought ${challenge.par_cards} cards home on this deal (${challenge.par_moves} moves). Players rank by cards on the foundations.`),
+      h("ul", { class: "rules" }, variant.rules.map((r) => h("li", {}, r))),
+      h("p", { class: "muted" }, "One ranked attempt: the clock starts when you start. Fewer moves, then less time, rank higher."),
+      err, button),
+    aside));
+  const board = new Leaderboard(aside, { date, variant: variantId, me: app.me, today: daily.date });
+  app.view = { destroy: () => board.destroy() };
+}
+
+// ---- boot ---------------------------------------------------------------------------------
+
+window.addEventListener("hashchange", route);
+(async () => {
+  try {
+    await loadMe();
+  } catch (err) {
+    toast(err.detail || "The server cannot be reached.", "error");
+  }
+  route();
+})();

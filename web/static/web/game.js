@@ -1,0 +1,354 @@
+// One game on screen: its socket, the table, the counters and the result.
+//
+// The server is the only judge. A move that is in `legal_moves` is shown at once (optimistic)
+// and sent; any other move is sent as well and only shown if the server accepts it. One
+// action is in flight at a time; later input waits in a queue and is checked against the
+// fresh `legal_moves` when its turn comes. A refusal rolls the screen back to the server's
+// state and shows the server's message; `stale_version` also asks for a `sync`. After a
+// dropped socket the server's `state` on connect is the truth; a move that was in flight and
+// did not land (the version did not move) is sent again with the same version, which the
+// server can never apply twice.
+
+import { applyMove, describeMove, parseMove } from "./cards.js";
+import { get, serverNow } from "./api.js";
+import { ReconnectingSocket } from "./socket.js";
+import { Table } from "./table.js";
+import { h, formatSeconds, statusText } from "./ui.js";
+
+const FLIGHT_TIMEOUT_MS = 10000;
+
+export class GameView {
+  constructor(root, { game, variant, me, readOnly = false, onFinished, onMessage }) {
+    this.root = root;
+    this.game = game;
+    this.variant = variant;
+    this.me = me;
+    this.readOnly = readOnly || !me || game.owner !== me.username;
+    this.onFinished = onFinished || (() => {});
+    this.externalMessage = onMessage;
+    this.server = { v: game.v, ...game.state };
+    this.status = game.status;
+    this.seconds = game.seconds;
+    this.result = null;
+    this.inflight = null;
+    this.queue = [];
+    this.seq = 0;
+    this.freshConnection = false;
+    this.build();
+    this.table = new Table(this.tableEl, variant, {
+      readOnly: this.readOnly,
+      onMove: (move, info) => this.submit(move, info),
+      onMessage: (text) => this.message(text, "info"),
+    });
+    this.render();
+    this.tick = setInterval(() => this.renderClock(), 1000);
+    this._keys = (e) => this.keyDown(e);
+    document.addEventListener("keydown", this._keys);
+    this.socket = new ReconnectingSocket(`/ws/games/${game.id}`, {
+      onframe: (f) => this.frame(f),
+      onstatus: (s, info) => this.connStatus(s, info),
+      onopen: () => {
+        this.freshConnection = true;
+      },
+      onfatal: (code) => {
+        if (code === 4401) location.hash = "#/signin";
+        else this.message("This game cannot be opened.", "error");
+      },
+    });
+    if (game.status !== "playing") this.showFinished();
+  }
+
+  destroy() {
+    clearInterval(this.tick);
+    clearTimeout(this.flightTimer);
+    document.removeEventListener("keydown", this._keys);
+    this.socket.close();
+    this.table.destroy();
+  }
+
+  // ---- layout ----------------------------------------------------------------------------
+
+  build() {
+    const g = this.game;
+    const title = this.variant.name + (g.daily ? ` · Daily ${g.daily.date}` : g.deal ? ` · Deal ${g.deal}` : "");
+    this.movesEl = h("span", { class: "stat-value", "data-testid": "moves" }, "0");
+    this.clockEl = h("span", { class: "stat-value", "data-testid": "clock" }, "0:00");
+    this.connEl = h("span", { class: "conn", "data-testid": "conn", "data-state": "connecting" }, "connecting…");
+    this.undoBtn = h("button", { type: "button", "data-testid": "undo", title: "Undo (u)" }, "Undo");
+    this.resignBtn = h("button", { type: "button", class: "quiet", "data-testid": "resign" }, "Resign");
+    this.undoBtn.addEventListener("click", () => this.undo());
+    this.resignBtn.addEventListener("click", () => this.resign());
+    // Hints are for practice games only (the server refuses them in a ranked attempt).
+    this.hintBtn = g.daily && g.daily.ranked ? null
+      : h("button", { type: "button", class: "quiet", "data-testid": "hint", title: "Hint (h)" }, "Hint");
+    if (this.hintBtn) this.hintBtn.addEventListener("click", () => this.hint());
+    this.msgEl = h("div", { class: "message", "data-testid": "message", role: "status", "aria-live": "polite" });
+    this.bannerEl = h("div", { class: "banner", "data-testid": "game-over", hidden: true });
+    const who = this.readOnly
+      ? h("span", { class: "tag watch", "data-testid": "watching" }, `Watching ${g.owner}`)
+      : h("span", { class: "tag" }, g.daily && g.daily.ranked ? "Ranked attempt" : "Practice");
+    const statusEl = h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Status "),
+      this.statusEl = h("span", { class: "stat-value", "data-testid": "status" }, ""));
+    const bar = h("div", { class: "game-bar" },
+      h("div", { class: "game-title" }, h("h2", {}, title), who),
+      h("div", { class: "stats" },
+        h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Moves "), this.movesEl),
+        h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Time "), this.clockEl),
+        statusEl,
+        this.connEl),
+      this.readOnly ? h("div", { class: "actions" }) : h("div", { class: "actions" }, this.undoBtn, this.hintBtn, this.resignBtn),
+    );
+    this.tableEl = h("section", { class: "table", "aria-label": `${this.variant.name} table` });
+    const help = this.readOnly ? null : h("p", { class: "help" },
+      "Drag a card, or click it and then its target; double-click sends a card to a foundation. ",
+      "Keyboard: Tab or arrows to a pile, Enter to pick and drop, Esc to cancel, f = to foundation, u = undo",
+      this.hintBtn ? ", h = hint." : ".");
+    this.root.replaceChildren(bar, this.msgEl, this.bannerEl, this.tableEl, ...(help ? [help] : []));
+    this.root.classList.add("game");
+    this.root.dataset.gameId = String(g.id);
+  }
+
+  // ---- drawing ---------------------------------------------------------------------------
+
+  display() {
+    const f = this.inflight;
+    if (f && f.optimistic && f.kind === "move") {
+      return applyMove(this.server, f.move) || this.server;
+    }
+    return this.server;
+  }
+
+  render(opts = {}) {
+    const shown = this.display();
+    this.table.render(shown, opts);
+    this.movesEl.textContent = String(shown.moves ?? this.server.v);
+    this.statusEl.textContent = statusText(shown.status);
+    this.statusEl.dataset.status = shown.status;
+    this.root.dataset.v = String(this.server.v);
+    this.root.dataset.pending = this.inflight ? "1" : "0";
+    const playing = shown.status === "playing";
+    this.undoBtn.disabled = !playing || this.server.v === 0;
+    this.resignBtn.disabled = !playing;
+    if (this.hintBtn) this.hintBtn.disabled = !playing;
+    this.renderClock();
+  }
+
+  renderClock() {
+    let secs;
+    if (this.status === "playing") {
+      secs = Math.max(0, Math.floor((serverNow() - Date.parse(this.game.started_at)) / 1000));
+    } else {
+      secs = this.seconds || 0;
+    }
+    this.clockEl.textContent = formatSeconds(secs);
+    this.clockEl.dataset.seconds = String(secs);
+  }
+
+  connStatus(status, info) {
+    const text = {
+      connecting: "connecting…",
+      open: "live",
+      waiting: `offline · retry in ${Math.ceil((info.retryIn || 0) / 1000)}s`,
+      closed: info.reason ? `closed: ${info.reason}` : "closed",
+    }[status];
+    this.connEl.textContent = text;
+    this.connEl.dataset.state = status;
+    this.connEl.title = status === "open" ? "Connected to the server" : "Not connected: moves wait until the connection is back";
+  }
+
+  message(text, kind = "error") {
+    if (this.externalMessage) this.externalMessage(text, kind);
+    this.msgEl.textContent = text;
+    this.msgEl.dataset.kind = kind;
+    this.msgEl.classList.add("show");
+    clearTimeout(this.msgTimer);
+    this.msgTimer = setTimeout(() => this.msgEl.classList.remove("show"), kind === "error" ? 8000 : 4000);
+  }
+
+  // ---- actions ---------------------------------------------------------------------------
+
+  submit(move, info = {}) {
+    if (this.readOnly) return;
+    if (this.status !== "playing") return;
+    this.queue.push({ kind: "move", move, from: info.from });
+    this.pump();
+  }
+
+  undo() {
+    if (this.readOnly || this.status !== "playing") return;
+    this.table.cancel();
+    this.queue.push({ kind: "undo" });
+    this.pump();
+  }
+
+  async hint() {
+    if (this.readOnly || this.status !== "playing" || !this.hintBtn) return;
+    this.hintBtn.disabled = true;
+    try {
+      const { move } = await get(`/api/games/${this.game.id}/hint`);
+      if (move) {
+        this.table.showHint(move);
+        this.message(`Hint: ${describeMove(this.server, move)}`, "info");
+      } else {
+        this.message("No hint: the solver found no winning move from here.", "info");
+      }
+    } catch (err) {
+      this.message(err.detail || String(err), "error");
+    } finally {
+      this.hintBtn.disabled = false;
+    }
+  }
+
+  resign() {
+    if (this.readOnly || this.status !== "playing") return;
+    if (!confirm("Resign this game? It ends as it stands.")) return;
+    this.socket.send({ t: "resign", d: { id: `r-${++this.seq}` } });
+  }
+
+  pump() {
+    if (this.inflight || !this.queue.length) return;
+    if (!this.socket.isOpen) {
+      this.message("Not connected: your move will be sent when the connection is back.", "info");
+      return;
+    }
+    const item = this.queue.shift();
+    const id = `${item.kind === "undo" ? "u" : "m"}-${++this.seq}`;
+    const v = this.server.v;
+    if (item.kind === "undo") {
+      this.inflight = { id, kind: "undo", v, optimistic: false };
+      this.socket.send({ t: "undo", d: { v, id } });
+    } else {
+      const legal = (this.server.legal_moves || []).includes(item.move);
+      const optimistic = legal && item.move !== "draw" && !!applyMove(this.server, item.move);
+      this.inflight = { id, kind: "move", move: item.move, from: item.from, v, optimistic };
+      this.socket.send({ t: "move", d: { move: item.move, v, id } });
+    }
+    this.armFlightTimer();
+    this.render();
+  }
+
+  armFlightTimer() {
+    clearTimeout(this.flightTimer);
+    this.flightTimer = setTimeout(() => {
+      if (this.inflight) this.socket.drop(); // no answer: reconnect, the state on connect decides
+    }, FLIGHT_TIMEOUT_MS);
+  }
+
+  resend() {
+    const f = this.inflight;
+    if (f.kind === "undo") this.socket.send({ t: "undo", d: { v: f.v, id: f.id } });
+    else this.socket.send({ t: "move", d: { move: f.move, v: f.v, id: f.id } });
+    this.armFlightTimer();
+  }
+
+  keyDown(e) {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    const tag = (e.target.tagName || "").toLowerCase();
+    if (["input", "textarea", "select"].includes(tag)) return;
+    if (e.key === "Escape") {
+      if (this.table.cancel()) e.preventDefault();
+    } else if ((e.key === "u" || e.key === "U") && !this.readOnly) {
+      e.preventDefault();
+      this.undo();
+    } else if ((e.key === "h" || e.key === "H") && !this.readOnly) {
+      this.hint();
+    } else if ((e.key === "d" || e.key === "D") && !this.readOnly) {
+      if ((this.server.legal_moves || []).includes("draw")) this.submit("draw");
+    }
+  }
+
+  // ---- server frames ---------------------------------------------------------------------
+
+  frame(f) {
+    if (f.t === "state") this.onState(f.v, f.d);
+    else if (f.t === "ack") this.onAck(f.d || {});
+    else if (f.t === "error") this.onError(f.d || {});
+    else if (f.t === "result") this.onResult(f.d || {});
+  }
+
+  onState(v, d) {
+    const fresh = this.freshConnection;
+    this.freshConnection = false;
+    const before = this.server.v;
+    this.server = { v, ...d };
+    const f = this.inflight;
+    if (f) {
+      if (v > f.v) {
+        this.inflight = null; // it landed (or the game moved on without it)
+        clearTimeout(this.flightTimer);
+      } else if (fresh && v === f.v) {
+        this.resend(); // lost with the old connection: same version, so it cannot apply twice
+      }
+    }
+    const wasPlaying = this.status === "playing";
+    this.status = d.status;
+    this.render();
+    if (wasPlaying && d.status !== "playing" && !this.result) {
+      // Finished, but no result frame yet (it follows, or we reconnected after it): fetch.
+      this.refreshFinished();
+    }
+    if (fresh) {
+      this.connections = (this.connections || 0) + 1;
+      if (this.connections > 1) {
+        this.message(before !== v ? "Reconnected: the table is back in sync." : "Reconnected.", "info");
+      }
+    }
+    this.pump();
+  }
+
+  onAck() {
+    /* the state frame that follows carries the change */
+  }
+
+  onError(d) {
+    const f = this.inflight;
+    const mine = f && d.id != null && d.id === f.id;
+    if (mine) {
+      this.inflight = null;
+      clearTimeout(this.flightTimer);
+      this.queue = []; // later input was aimed at a screen that is being rolled back
+    }
+    const detail = d.detail || d.code || "The server refused that.";
+    this.message(detail, "error");
+    this.render({ flash: mine && f.kind === "move" ? parseMove(f.move)?.from : null });
+    if (d.code === "stale_version" || d.code === "game_over" || (typeof d.v === "number" && d.v !== this.server.v)) {
+      this.socket.send({ t: "sync" });
+    }
+    this.pump();
+  }
+
+  onResult(d) {
+    this.result = d;
+    this.status = d.status;
+    if (typeof d.seconds === "number") this.seconds = d.seconds;
+    this.render();
+    this.showFinished(true);
+  }
+
+  async refreshFinished() {
+    try {
+      const g = await get(`/api/games/${this.game.id}`);
+      this.game = g;
+      this.seconds = g.seconds;
+      this.status = g.status;
+      this.renderClock();
+      this.showFinished();
+    } catch (err) {
+      /* the banner shows what we have */
+    }
+  }
+
+  showFinished(live = false) {
+    const d = this.result || {
+      status: this.status, moves: this.server.v, seconds: this.seconds, rank: null,
+      foundation_cards: null,
+    };
+    this.renderClock();
+    this.bannerEl.hidden = false;
+    this.bannerEl.dataset.status = d.status;
+    this.bannerEl.replaceChildren(h("strong", {}, statusText(d.status)),
+      ` · ${d.moves} moves · ${formatSeconds(d.seconds || 0)}`,
+      d.rank ? ` · rank #${d.rank}` : "");
+    this.onFinished(d, { live, view: this });
+  }
+}

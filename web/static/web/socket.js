@@ -1,0 +1,165 @@
+// A WebSocket that reconnects by itself, with exponential backoff and a heartbeat.
+//
+// Frames are JSON `{"t": TYPE, "d": DATA}`. The socket rides on the session cookie (same
+// origin). Listeners: onframe(frame), onstatus(status, info), onopen(), onfatal(code).
+// Status is one of: "connecting", "open", "waiting" (backing off; info.retryIn ms),
+// "closed" (given up: 4401 not signed in / 4404 no such game / closed by us).
+
+const FATAL = { 4401: "not signed in", 4404: "no such game or leaderboard", 4403: "forbidden" };
+
+export class ReconnectingSocket {
+  constructor(path, { onframe, onstatus, onopen, onfatal } = {}) {
+    this.path = path;
+    this.onframe = onframe || (() => {});
+    this.onstatus = onstatus || (() => {});
+    this.onopen = onopen || (() => {});
+    this.onfatal = onfatal || (() => {});
+    this.ws = null;
+    this.attempt = 0;
+    this.timer = null;
+    this.heartbeat = null;
+    this.lastSeen = 0;
+    this.stopped = false;
+    this.status = "closed";
+    this._wake = () => this.reconnectNow();
+    window.addEventListener("online", this._wake);
+    document.addEventListener("visibilitychange", this._onVisible = () => {
+      if (document.visibilityState === "visible") this.reconnectNow();
+    });
+    this.connect();
+  }
+
+  url() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}${this.path}`;
+  }
+
+  setStatus(status, info = {}) {
+    this.status = status;
+    this.onstatus(status, info);
+  }
+
+  connect() {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.setStatus("connecting", { attempt: this.attempt });
+    let ws;
+    try {
+      ws = new WebSocket(this.url());
+    } catch (err) {
+      this.scheduleRetry();
+      return;
+    }
+    this.ws = ws;
+    ws.onopen = () => {
+      if (ws !== this.ws) return;
+      this.attempt = 0;
+      this.lastSeen = Date.now();
+      this.setStatus("open");
+      this.startHeartbeat();
+      this.onopen();
+    };
+    ws.onmessage = (event) => {
+      if (ws !== this.ws) return;
+      this.lastSeen = Date.now();
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch (err) {
+        return;
+      }
+      if (frame && frame.t === "pong") return;
+      this.onframe(frame);
+    };
+    ws.onclose = (event) => {
+      if (ws !== this.ws) return;
+      this.ws = null;
+      this.stopHeartbeat();
+      if (this.stopped) return;
+      if (FATAL[event.code]) {
+        this.stopped = true;
+        this.setStatus("closed", { code: event.code, reason: FATAL[event.code] });
+        this.onfatal(event.code);
+        return;
+      }
+      // 4429 = rate limited: back off harder before trying again.
+      if (event.code === 4429) this.attempt = Math.max(this.attempt, 4);
+      this.scheduleRetry();
+    };
+    ws.onerror = () => {
+      /* onclose follows and handles it */
+    };
+  }
+
+  scheduleRetry() {
+    if (this.stopped) return;
+    const base = Math.min(10000, 500 * 2 ** this.attempt);
+    const delay = Math.round(base * (0.75 + Math.random() * 0.5));
+    this.attempt += 1;
+    this.setStatus("waiting", { retryIn: delay, attempt: this.attempt });
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.connect(), delay);
+  }
+
+  reconnectNow() {
+    if (this.stopped) return;
+    if (this.ws && this.ws.readyState <= WebSocket.OPEN) return;
+    this.attempt = 0;
+    this.connect();
+  }
+
+  startHeartbeat() {
+    this.stopHeartbeat();
+    this.heartbeat = setInterval(() => {
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+      if (Date.now() - this.lastSeen > 45000) {
+        // Nothing heard for too long (not even a pong): the link is dead; start over.
+        this.drop();
+        return;
+      }
+      this.send({ t: "ping" });
+    }, 20000);
+  }
+
+  stopHeartbeat() {
+    clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
+  get isOpen() {
+    return !!this.ws && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  send(frame) {
+    if (!this.isOpen) return false;
+    this.ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  // Close the current connection as if the network dropped it; the socket reconnects.
+  drop() {
+    const ws = this.ws;
+    if (!ws) return;
+    this.ws = null;
+    this.stopHeartbeat();
+    try {
+      ws.close();
+    } catch (err) {
+      /* ignore */
+    }
+    this.scheduleRetry();
+  }
+
+  close() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.stopHeartbeat();
+    window.removeEventListener("online", this._wake);
+    document.removeEventListener("visibilitychange", this._onVisible);
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) ws.close(1000);
+    this.status = "closed";
+  }
+}

@@ -1,0 +1,512 @@
+// The card table of one game: draws a state, and turns pointer, click and keyboard input into
+// move strings. It knows nothing of sockets: it calls `onMove(move)` and the game decides.
+//
+// Input:
+//  - drag and drop with pointer events (mouse, pen and touch alike);
+//  - click a card or pile to pick it, click a target to drop (click the same pile to cancel);
+//  - double click / double tap a card to send it to a foundation (a legal `X-fN` move);
+//  - keyboard: piles are focusable; Enter/Space picks and drops, Escape cancels, arrows move
+//    the focus, `f` sends the focused pile's card to a foundation.
+// Legal targets of the picked card(s) are highlighted from `state.legal_moves`.
+
+import {
+  backElement, cardElement, cardName, moveString, parseMove, pileCards, pileLabel,
+} from "./cards.js";
+
+const DRAG_THRESHOLD = 6;
+const DOUBLE_TAP_MS = 350;
+
+export class Table {
+  constructor(root, variant, { readOnly = false, onMove, onMessage } = {}) {
+    this.root = root;
+    this.variant = variant; // an entry of GET /api/variants
+    this.readOnly = readOnly;
+    this.onMove = onMove || (() => {});
+    this.onMessage = onMessage || (() => {});
+    this.state = null;
+    this.picked = null; // {pile, n}
+    this.press = null;
+    this.drag = null;
+    this.lastTap = null;
+    this.sequences = variant.id === "chinese_freecell";
+    this.piles = new Map();
+    this.build();
+    this._down = (e) => this.pointerDown(e);
+    this._move = (e) => this.pointerMove(e);
+    this._up = (e) => this.pointerUp(e);
+    this._cancel = () => this.cancelDrag();
+    this._key = (e) => this.keyDown(e);
+    this._ctx = (e) => {
+      if (e.target.closest(".card")) e.preventDefault();
+    };
+    root.addEventListener("pointerdown", this._down);
+    root.addEventListener("pointermove", this._move);
+    root.addEventListener("pointerup", this._up);
+    root.addEventListener("pointercancel", this._cancel);
+    root.addEventListener("keydown", this._key);
+    root.addEventListener("contextmenu", this._ctx);
+    this.resizer = new ResizeObserver(() => this.layout());
+    this.resizer.observe(root);
+  }
+
+  destroy() {
+    this.resizer.disconnect();
+    this.cancelDrag();
+    this.root.removeEventListener("pointerdown", this._down);
+    this.root.removeEventListener("pointermove", this._move);
+    this.root.removeEventListener("pointerup", this._up);
+    this.root.removeEventListener("pointercancel", this._cancel);
+    this.root.removeEventListener("keydown", this._key);
+    this.root.removeEventListener("contextmenu", this._ctx);
+  }
+
+  // ---- structure -------------------------------------------------------------------------
+
+  build() {
+    const v = this.variant;
+    const p = v.piles;
+    this.root.classList.add("table");
+    this.root.dataset.variant = v.id;
+    this.root.dataset.testid = "table";
+    this.root.innerHTML = "";
+    const top = el("div", "top");
+    const left = el("div", "group left");
+    const right = el("div", "group foundations");
+    if (p.stock) left.append(this.pileEl("stock", "stock"));
+    if (p.waste) left.append(this.pileEl("waste", "waste"));
+    for (let i = 0; i < p.cells; i++) left.append(this.pileEl(`c${i}`, "cell"));
+    for (let i = 0; i < p.foundations; i++) right.append(this.pileEl(`f${i}`, "foundation"));
+    top.append(left, right);
+    const tableau = el("div", "tableau");
+    for (let i = 0; i < p.tableau; i++) tableau.append(this.pileEl(`t${i}`, "tableau-pile"));
+    this.tableauEl = tableau;
+    this.root.append(top, tableau);
+    this.layout();
+  }
+
+  pileEl(id, kind) {
+    const pile = el("div", `pile ${kind}`);
+    pile.dataset.pile = id;
+    pile.dataset.testid = `pile-${id}`;
+    pile.tabIndex = 0;
+    pile.setAttribute("role", "button");
+    this.piles.set(id, pile);
+    return pile;
+  }
+
+  // Column width from the space we have: all tableau piles in one row when they stay
+  // readable, else in two rows (phones).
+  layout() {
+    const width = this.root.clientWidth;
+    if (!width) return;
+    const n = this.variant.piles.tableau;
+    const gap = width < 560 ? 4 : 8;
+    let cols = n;
+    if ((width - (n - 1) * gap) / n < 46) cols = Math.ceil(n / 2);
+    const colw = Math.max(34, Math.min(96, Math.floor((width - (cols - 1) * gap) / cols)));
+    // The top row (stock, waste, cells, foundations) in one line if it fits, else two.
+    const p = this.variant.piles;
+    const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
+    const spacer = slots < cols ? 0 : gap * 2;
+    let topw = Math.floor((width - (slots - 1) * gap - spacer) / slots);
+    if (topw < 40) topw = Math.floor((width - Math.ceil(slots / 2) * gap - spacer) / Math.ceil(slots / 2));
+    topw = Math.max(34, Math.min(colw, topw));
+    this.root.style.setProperty("--topw", `${topw}px`);
+    this.root.style.setProperty("--cols", String(cols));
+    this.root.style.setProperty("--colw", `${colw}px`);
+    this.root.style.setProperty("--gap", `${gap}px`);
+    this.root.classList.toggle("compact", colw < 58);
+    this.root.classList.toggle("two-rows", cols < n);
+    this.colw = colw;
+    this.rows = cols < n ? 2 : 1;
+    this.fanPiles();
+  }
+
+  // How far each tableau card shows under the next: enough for its corner, less for long
+  // piles so that a pile stays on screen.
+  fanPiles() {
+    if (!this.colw || !this.state) return;
+    const ch = this.colw * 1.4;
+    const base = Math.max(17, Math.round(this.colw * 0.36));
+    const room = Math.max(ch * 2, window.innerHeight * (this.rows > 1 ? 0.36 : 0.56));
+    for (const [id, pile] of this.piles) {
+      if (id[0] !== "t") continue;
+      const count = pileCards(this.state, id).length;
+      const fan = count > 1 ? Math.min(base, Math.max(14, (room - ch) / (count - 1))) : base;
+      pile.style.setProperty("--fan", `${Math.floor(fan)}px`);
+    }
+  }
+
+  // ---- drawing ---------------------------------------------------------------------------
+
+  render(state, { flash = null } = {}) {
+    this.state = state;
+    if (this.picked && !this.canPick(this.picked.pile, this.picked.n)) this.picked = null;
+    const last = state.last_move ? parseMove(state.last_move) : null;
+    for (const [id, pile] of this.piles) {
+      this.drawPile(id, pile, state, last);
+    }
+    this.root.classList.toggle("read-only", this.readOnly);
+    this.root.classList.toggle("finished", state.status !== "playing");
+    this.fanPiles();
+    this.highlight();
+    if (flash) this.flash(flash);
+  }
+
+  drawPile(id, pile, state, last) {
+    pile.replaceChildren();
+    let cards = pileCards(state, id);
+    let count = cards.length;
+    if (id === "stock") {
+      count = state.stock.count;
+      if (state.stock.top) {
+        pile.append(cardElement(state.stock.top, 0));
+      } else if (count > 0) {
+        pile.append(backElement(`Stock, ${count} face-down cards`));
+      }
+      pile.append(badge(count));
+    } else if (id === "waste" || id[0] === "f") {
+      // Only the top card of a waste or foundation matters; show it and how many lie below.
+      if (cards.length) pile.append(cardElement(cards[cards.length - 1], cards.length - 1));
+      if (cards.length > 1) pile.append(badge(cards.length));
+    } else {
+      cards.forEach((code, i) => pile.append(cardElement(code, i)));
+    }
+    pile.classList.toggle("empty", count === 0);
+    if (last && !last.draw && last.to === id && cards.length) {
+      const top = pile.querySelectorAll(".card.face");
+      for (let k = Math.max(0, top.length - last.n); k < top.length; k++) {
+        top[k].classList.add("last");
+      }
+    }
+    pile.setAttribute("aria-label", this.describe(id, cards, count));
+  }
+
+  describe(id, cards, count) {
+    const name = pileLabel(id);
+    if (id === "stock") {
+      if (!count) return `${name}: empty`;
+      const top = this.state.stock.top;
+      return top ? `${name}: ${cardName(top)} on top, ${count} cards` : `${name}: ${count} cards, draw`;
+    }
+    if (!cards.length) return `${name}: empty`;
+    return `${name}: ${cardName(cards[cards.length - 1])} on top, ${cards.length} card${cards.length > 1 ? "s" : ""}`;
+  }
+
+  highlight() {
+    const targets = this.picked ? this.targets(this.picked.pile, this.picked.n) : new Set();
+    const hinted = this.hinted || [];
+    for (const [id, pile] of this.piles) {
+      pile.classList.toggle("target", targets.has(id));
+      pile.classList.toggle("hint", hinted.includes(id));
+      const isSource = !!this.picked && this.picked.pile === id;
+      pile.classList.toggle("source", isSource);
+      const faces = pile.querySelectorAll(".card");
+      faces.forEach((c, k) => {
+        c.classList.toggle("picked", isSource && k >= faces.length - this.pickedCardCount(id));
+      });
+    }
+    this.root.classList.toggle("picking", !!this.picked);
+  }
+
+  pickedCardCount(id) {
+    if (!this.picked || this.picked.pile !== id) return 0;
+    return this.picked.n;
+  }
+
+  // Point at a suggested move (from GET /api/games/{id}/hint) for a few seconds.
+  showHint(move) {
+    const p = parseMove(move);
+    this.hinted = p && !p.draw ? [p.from, p.to] : ["stock"];
+    this.highlight();
+    clearTimeout(this.hintTimer);
+    this.hintTimer = setTimeout(() => {
+      this.hinted = null;
+      this.highlight();
+    }, 4000);
+  }
+
+  flash(id) {
+    const pile = this.piles.get(id);
+    if (!pile) return;
+    pile.classList.remove("refused");
+    void pile.offsetWidth; // restart the animation
+    pile.classList.add("refused");
+    setTimeout(() => pile.classList.remove("refused"), 700);
+  }
+
+  // ---- rules the client needs ------------------------------------------------------------
+
+  legalMoves() {
+    return (this.state && this.state.legal_moves) || [];
+  }
+
+  targets(from, n) {
+    const set = new Set();
+    for (const m of this.legalMoves()) {
+      const p = parseMove(m);
+      if (p && !p.draw && p.from === from && p.n === n) set.add(p.to);
+    }
+    return set;
+  }
+
+  canPick(id, n = 1) {
+    if (!this.state || this.readOnly || this.state.status !== "playing") return false;
+    if (id[0] === "f") return false; // a card on a foundation never leaves it
+    const cards = pileCards(this.state, id);
+    return cards.length >= n && n >= 1;
+  }
+
+  // How many cards a press on card `index` of pile `id` takes.
+  countFor(id, index) {
+    if (!this.sequences || id[0] !== "t" || index == null) return 1;
+    const len = pileCards(this.state, id).length;
+    return Math.max(1, len - index);
+  }
+
+  // ---- actions ---------------------------------------------------------------------------
+
+  pick(id, n = 1) {
+    this.picked = { pile: id, n };
+    this.highlight();
+  }
+
+  cancel() {
+    if (!this.picked) return false;
+    this.picked = null;
+    this.highlight();
+    return true;
+  }
+
+  send(from, to, n) {
+    this.picked = null;
+    this.highlight();
+    this.onMove(moveString(from, to, n), { from, to, n });
+  }
+
+  // One click/tap/Enter on a pile (`n` = how many cards the press would take).
+  activate(id, n = 1) {
+    if (this.readOnly) {
+      this.onMessage("You are watching this game: only its owner can play.");
+      return;
+    }
+    if (!this.state || this.state.status !== "playing") return;
+    if (this.picked) {
+      if (this.picked.pile === id) {
+        if (n !== this.picked.n && this.canPick(id, n)) this.pick(id, n);
+        else this.cancel();
+        return;
+      }
+      this.send(this.picked.pile, id, this.picked.n);
+      return;
+    }
+    if (id === "stock" && !this.state.stock.top) {
+      if (this.state.stock.count > 0) this.onMove("draw", { draw: true });
+      return;
+    }
+    if (this.canPick(id, n)) this.pick(id, n);
+  }
+
+  // Double click / double tap: to a foundation, if the rules allow it.
+  toFoundation(id) {
+    if (this.readOnly || !this.state || this.state.status !== "playing") return;
+    this.cancel();
+    const move = this.legalMoves().find((m) => {
+      const p = parseMove(m);
+      return p && !p.draw && p.from === id && p.n === 1 && p.to[0] === "f";
+    });
+    if (move) {
+      const p = parseMove(move);
+      this.onMove(move, p);
+    } else if (pileCards(this.state, id).length) {
+      const cards = pileCards(this.state, id);
+      this.onMessage(`${cardName(cards[cards.length - 1])} cannot go to a foundation now.`);
+    }
+  }
+
+  tap(id, n) {
+    const now = performance.now();
+    if (this.lastTap && this.lastTap.id === id && now - this.lastTap.at < DOUBLE_TAP_MS) {
+      this.lastTap = null;
+      this.toFoundation(id);
+      return;
+    }
+    this.lastTap = { id, at: now };
+    this.activate(id, n);
+  }
+
+  // ---- pointer input ---------------------------------------------------------------------
+
+  pointerDown(e) {
+    if (e.button !== 0 && e.pointerType === "mouse") return;
+    const pileEl = e.target.closest("[data-pile]");
+    if (!pileEl || !this.root.contains(pileEl)) {
+      this.cancel();
+      return;
+    }
+    const id = pileEl.dataset.pile;
+    const cardEl = e.target.closest(".card");
+    const index = cardEl && cardEl.dataset.index != null ? Number(cardEl.dataset.index) : null;
+    const n = this.countFor(id, index);
+    const len = pileCards(this.state || { tableau: [], foundations: [], cells: [], waste: [], stock: {} }, id).length;
+    // Without sequence moves only the top card can be dragged; a press on a buried card
+    // still works as a click on its pile.
+    const draggable = !!cardEl && (this.sequences ? index != null : index === len - 1 || id[0] !== "t");
+    this.press = { id, n, x: e.clientX, y: e.clientY, pointerId: e.pointerId, cardEl, draggable };
+    if (e.pointerType !== "mouse") e.preventDefault();
+  }
+
+  pointerMove(e) {
+    const press = this.press;
+    if (!press || e.pointerId !== press.pointerId) return;
+    if (this.drag) {
+      this.moveDrag(e.clientX, e.clientY);
+      e.preventDefault();
+      return;
+    }
+    const dist = Math.hypot(e.clientX - press.x, e.clientY - press.y);
+    if (dist < DRAG_THRESHOLD) return;
+    if (this.readOnly) {
+      this.press = null;
+      this.onMessage("You are watching this game: only its owner can play.");
+      return;
+    }
+    if (!press.draggable || !this.canPick(press.id, press.n)) {
+      this.press = null;
+      return;
+    }
+    this.startDrag(press, e);
+  }
+
+  pointerUp(e) {
+    const press = this.press;
+    if (!press || e.pointerId !== press.pointerId) return;
+    this.press = null;
+    if (this.drag) {
+      this.endDrag(e.clientX, e.clientY);
+      return;
+    }
+    this.tap(press.id, press.n);
+  }
+
+  startDrag(press, e) {
+    const pile = this.piles.get(press.id);
+    const cards = [...pile.querySelectorAll(".card")].filter((c) => !c.classList.contains("badge"));
+    const moving = cards.slice(cards.length - press.n);
+    if (!moving.length) return;
+    this.pick(press.id, press.n);
+    const first = moving[0].getBoundingClientRect();
+    const layer = el("div", "drag-layer");
+    layer.dataset.testid = "drag-layer";
+    layer.style.setProperty("--colw", `${this.colw || first.width}px`);
+    layer.style.setProperty("--fan", pile.style.getPropertyValue("--fan") || `${Math.round(first.width * 0.36)}px`);
+    for (const c of moving) {
+      const copy = c.cloneNode(true);
+      copy.classList.remove("picked", "last");
+      layer.append(copy);
+      c.classList.add("lifted");
+    }
+    layer.style.left = `${first.left}px`;
+    layer.style.top = `${first.top}px`;
+    document.body.append(layer);
+    try {
+      this.root.setPointerCapture(e.pointerId);
+    } catch (err) {
+      /* not capturable: fine */
+    }
+    this.drag = { layer, dx: press.x - first.left, dy: press.y - first.top, from: press.id, n: press.n };
+    this.moveDrag(e.clientX, e.clientY);
+  }
+
+  moveDrag(x, y) {
+    const d = this.drag;
+    d.layer.style.left = `${x - d.dx}px`;
+    d.layer.style.top = `${y - d.dy}px`;
+    const over = this.pileAt(x, y);
+    for (const [id, pile] of this.piles) pile.classList.toggle("over", id === over);
+  }
+
+  // The pile under the pointer; else the highlighted target the dragged card covers most.
+  pileAt(x, y) {
+    const hit = document.elementFromPoint(x, y);
+    const pileEl = hit && hit.closest("[data-pile]");
+    if (pileEl && this.root.contains(pileEl)) return pileEl.dataset.pile;
+    if (!this.drag) return null;
+    const r = this.drag.layer.getBoundingClientRect();
+    let best = null;
+    let bestArea = 0;
+    for (const [id, pile] of this.piles) {
+      if (!pile.classList.contains("target")) continue;
+      const p = pile.getBoundingClientRect();
+      const w = Math.min(r.right, p.right) - Math.max(r.left, p.left);
+      const h = Math.min(r.bottom, p.bottom) - Math.max(r.top, p.top);
+      if (w > 0 && h > 0 && w * h > bestArea) {
+        best = id;
+        bestArea = w * h;
+      }
+    }
+    return best;
+  }
+
+  endDrag(x, y) {
+    const d = this.drag;
+    const target = this.pileAt(x, y);
+    this.cancelDrag();
+    if (target && target !== d.from) {
+      this.send(d.from, target, d.n);
+    } else {
+      this.cancel();
+    }
+  }
+
+  cancelDrag() {
+    if (!this.drag) return;
+    this.drag.layer.remove();
+    this.drag = null;
+    this.root.querySelectorAll(".lifted").forEach((c) => c.classList.remove("lifted"));
+    this.root.querySelectorAll(".over").forEach((p) => p.classList.remove("over"));
+  }
+
+  // ---- keyboard --------------------------------------------------------------------------
+
+  keyDown(e) {
+    const pileEl = e.target.closest && e.target.closest("[data-pile]");
+    if (!pileEl) return;
+    const id = pileEl.dataset.pile;
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      if (this.sequences && this.picked && this.picked.pile === id) {
+        // Enter again on the picked pile takes one more card, while a move allows it.
+        const bigger = this.picked.n + 1;
+        if (this.canPick(id, bigger) && this.targets(id, bigger).size) {
+          this.pick(id, bigger);
+          return;
+        }
+      }
+      this.activate(id, 1);
+    } else if (e.key === "f" || e.key === "F") {
+      e.preventDefault();
+      this.toFoundation(id);
+    } else if (["ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown"].includes(e.key)) {
+      e.preventDefault();
+      const order = [...this.piles.keys()];
+      const i = order.indexOf(id);
+      const step = e.key === "ArrowRight" || e.key === "ArrowDown" ? 1 : -1;
+      const next = order[(i + step + order.length) % order.length];
+      this.piles.get(next).focus();
+    }
+  }
+}
+
+function el(tag, cls) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  return node;
+}
+
+function badge(count) {
+  const b = el("span", "badge");
+  b.textContent = String(count);
+  b.setAttribute("aria-hidden", "true");
+  return b;
+}
