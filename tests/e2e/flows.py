@@ -52,9 +52,11 @@ def log_in(page: Page, username: str, path: str = "/") -> None:
 
 
 def wait_live(page: Page, gid: int | None = None) -> None:
-    """The game (game `gid`, if given) is on screen and its socket is connected."""
+    """The game (game `gid`, if given) is on screen, its socket is connected and the state the
+    server sends on connect has been drawn (so the table is not redrawn under a drag)."""
     game = page.locator(GAME if gid is None else f"{GAME}[data-game-id='{gid}']")
     expect(game.get_by_test_id("conn")).to_have_attribute("data-state", "open")
+    expect(game).to_have_attribute("data-synced", "1")
 
 
 def open_game(page: Page, gid: int) -> None:
@@ -95,11 +97,20 @@ def top_card(page: Page, pile_id: str) -> Locator:
     return pile(page, pile_id).locator(".card").last
 
 
+def _box(locator: Locator) -> dict:
+    """The element's box once it is visible. A redraw between finding the element and measuring
+    it makes Playwright answer None for the detached node, so measure again."""
+    for _ in range(20):
+        expect(locator).to_be_visible()
+        box = locator.bounding_box()
+        if box:
+            return box
+    raise AssertionError(f"{locator} never stayed on screen long enough to measure")
+
+
 def drag(page: Page, source: Locator, target: Locator, grab_top: bool = False) -> None:
     """Drag with real pointer events: press, move in steps, release over the target."""
-    s = source.bounding_box()
-    t = target.bounding_box()
-    assert s and t, "source and target must be on screen"
+    s, t = _box(source), _box(target)
     sx = s["x"] + s["width"] / 2
     sy = s["y"] + (8 if grab_top else s["height"] / 2)
     tx = t["x"] + t["width"] / 2

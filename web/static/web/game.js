@@ -49,6 +49,7 @@ export class GameView {
       onstatus: (s, info) => this.connStatus(s, info),
       onopen: () => {
         this.freshConnection = true;
+        this.root.dataset.synced = "0";
       },
       onfatal: (code) => {
         if (code === 4401) location.hash = "#/signin";
@@ -153,6 +154,7 @@ export class GameView {
     }[status];
     this.connEl.textContent = text;
     this.connEl.dataset.state = status;
+    if (status !== "open") this.root.dataset.synced = "0";
     this.connEl.title = status === "open" ? "Connected to the server" : "Not connected: moves wait until the connection is back";
   }
 
@@ -269,6 +271,8 @@ export class GameView {
   onState(v, d) {
     const fresh = this.freshConnection;
     this.freshConnection = false;
+    // The table now shows what this connection's server says (tests and tools wait on it).
+    this.root.dataset.synced = "1";
     const before = this.server.v;
     this.server = { v, ...d };
     const f = this.inflight;
