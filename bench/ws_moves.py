@@ -49,7 +49,11 @@ def start_server(backend: str, workdir: Path) -> Daphne:
     extra = {
         "WS_RATE_PER_SECOND": "100000",
         "WS_RATE_BURST": "100000",
-        "DEBUG": "1",
+        # Production mode: DEBUG=1 wraps every cursor call in query logging.
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only-secret-key-not-for-production-0123456789",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SECURE_SSL_REDIRECT": "0",
         "LOG_LEVEL": "WARNING",
         "AUTH_THROTTLE_RATE": "100000/min",
     }

@@ -21,7 +21,8 @@ from django.conf import settings
 from django.db import connection, connections
 
 from games import events, selectors, services
-from games.broadcast import game_group, send_to_game
+from games.broadcast import encode, game_group, send_to_game
+from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
 from server.ws_auth import CLOSE_UNAUTHENTICATED
 
@@ -120,7 +121,7 @@ class JsonFrameConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(frame, separators=(",", ":"), default=str))
+        await self.send(text_data=encode(frame))
 
     async def send_error(self, code: str, detail: str, msg_id: Any = None, **extra: Any) -> None:
         code = code if code in WS_CODES else WS_CODE_MAP.get(code, "bad_message")
@@ -221,11 +222,15 @@ def shutdown_db_pool() -> None:
         pool.shutdown(wait=True)
 
 
+def _batcher() -> MoveBatcher:
+    return batcher_for_loop(
+        lambda: MoveBatcher(_db(write_batch), settings.GAME_MOVE_BATCH, settings.GAME_BATCH_WRITERS)
+    )
+
+
 def _write(action: str, game_id: int, user, data: dict) -> tuple[int, list[dict]]:  # noqa: ANN001
     """Run one service write and build its frames, in the same worker-thread call."""
-    if action == "move":
-        outcome = services.play_move(game_id, user, data["move"], data["v"])
-    elif action == "undo":
+    if action == "undo":
         outcome = services.undo(game_id, user, data["v"])
     else:
         outcome = services.resign(game_id, user)
@@ -251,10 +256,9 @@ class GameConsumer(JsonFrameConsumer):
         """A frame fanned out to the game's group (skipping the socket that already has it)."""
         if event.get("exclude") == self.channel_name:
             return
-        frame = event["frame"]
-        if frame.get("t") == "state":
-            self.version = frame["v"]
-        await self.send_frame(frame)
+        if event["t"] == "state":
+            self.version = event["v"]
+        await self.send(text_data=event["text"])
 
     async def on_sync(self, data: dict) -> None:
         loaded = await _db(_load_state)(self.game_id, self.user)
@@ -297,16 +301,24 @@ class GameConsumer(JsonFrameConsumer):
                 )
         if not self.is_owner:
             return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")
-        try:
-            self.version, frames = await _db(_write)(action, self.game_id, self.user, data)
-        except AppError as exc:
-            extra = {k: v for k, v in exc.extra.items() if k != "v"}
-            self.version = exc.extra.get("v", self.version)
-            return await self._refuse(data, exc.code, exc.detail, **extra)
+        if action == "move":
+            request = services.MoveRequest(self.game_id, self.user, data["move"], data["v"])
+            result = await _batcher().submit(request)
+        else:
+            try:
+                result = await _db(_write)(action, self.game_id, self.user, data)
+            except AppError as exc:
+                result = exc
+        if isinstance(result, AppError):
+            extra = {k: v for k, v in result.extra.items() if k != "v"}
+            self.version = result.extra.get("v", self.version)
+            return await self._refuse(data, result.code, result.detail, **extra)
+        self.version, frames = result
         await self.send_frame({"t": "ack", "d": {"id": data.get("id")}})
         for frame in frames:
-            await self.send_frame(frame)
-            await send_to_game(self.game_id, frame, exclude=self.channel_name)
+            text = encode(frame)
+            await self.send(text_data=text)
+            await send_to_game(self.game_id, frame, exclude=self.channel_name, text=text)
 
 
 def _load_board(date: str, variant: str) -> tuple[str, dict] | AppError:

@@ -144,7 +144,7 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "server.channel_layer.InProcessChannelLayer"}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -177,8 +177,12 @@ MAX_WS_FRAME_BYTES = 64 * 1024
 WS_RATE_PER_SECOND = float(os.environ.get("WS_RATE_PER_SECOND", "30"))
 WS_RATE_BURST = float(os.environ.get("WS_RATE_BURST", "60"))
 WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
-# Threads (and so PostgreSQL connections per process) that apply socket moves concurrently.
+# Threads (and so PostgreSQL connections per process) for socket reads and writes.
 GAME_DB_THREADS = int(os.environ.get("GAME_DB_THREADS", "16"))
+# Socket moves are written in batches (group commit, games.move_batcher): at most this many
+# moves per transaction, and this many batches in flight at once per process.
+GAME_MOVE_BATCH = int(os.environ.get("GAME_MOVE_BATCH", "128"))
+GAME_BATCH_WRITERS = int(os.environ.get("GAME_BATCH_WRITERS", "1"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -45,4 +45,4 @@ def test_embedded_default_without_urls():
     if os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"):
         pytest.skip("service URLs are set")
     assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
-    assert settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InMemoryChannelLayer")
+    assert settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InProcessChannelLayer")

@@ -1,0 +1,103 @@
+"""Group commit for moves sent over WebSockets.
+
+A socket that sends a move awaits `submit()`. If no batch is being written, its move goes to
+the database at once, alone: a lone player waits for nothing. While a batch is being written,
+the moves that arrive queue up, and the next batch takes all of them (up to `max_batch`) in
+one transaction (`services.play_moves`). So under load a commit, and its flush to disk, is
+shared by many moves, and the number of transactions per second stops limiting the moves per
+second. Each move is still checked against the game as its own transaction would see it, and
+is acknowledged only after its batch has committed.
+
+One batcher runs per event loop (a daphne process has one; tests may make several).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from games import events, services
+from server.errors import AppError
+
+Result = tuple[int, list[dict]] | AppError
+
+
+def write_batch(requests: list[services.MoveRequest]) -> list[Result]:
+    """Play a batch and build each move's frames, in one worker-thread call.
+
+    If the batch as a whole fails (a database error, not a refused move), each move is played
+    again in a transaction of its own, so one bad request cannot sink the others.
+    """
+    try:
+        outcomes = services.play_moves(requests)
+    except Exception:  # noqa: BLE001 - retried one by one below, where the error is reported
+        outcomes = []
+        for r in requests:
+            try:
+                outcomes.append(services.play_move(r.game_id, r.user, r.move, r.v))
+            except AppError as exc:
+                outcomes.append(exc)
+    return [
+        o if isinstance(o, AppError) else (o.game.version, events.frames_for(o)) for o in outcomes
+    ]
+
+
+class MoveBatcher:
+    """Collects moves from every socket of one event loop and writes them in batches."""
+
+    def __init__(
+        self,
+        run: Callable[[list[services.MoveRequest]], Any],
+        max_batch: int = 128,
+        writers: int = 1,
+    ) -> None:
+        self.run = run
+        self.max_batch = max_batch
+        self.writers = writers
+        self.active = 0
+        self.tasks: set[asyncio.Task] = set()  # held, so a running drain is never collected
+        self.queue: list[tuple[services.MoveRequest, asyncio.Future]] = []
+
+    async def submit(self, request: services.MoveRequest) -> Result:
+        future = asyncio.get_running_loop().create_future()
+        self.queue.append((request, future))
+        if self.active < self.writers:
+            self.active += 1
+            task = asyncio.ensure_future(self._drain())
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        return await future
+
+    async def _drain(self) -> None:
+        try:
+            while self.queue:
+                batch = self.queue[: self.max_batch]
+                del self.queue[: self.max_batch]
+                try:
+                    results = await self.run([request for request, _ in batch])
+                except BaseException as exc:  # the callers hear it, not the event loop
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                for (_, future), result in zip(batch, results, strict=True):
+                    if not future.done():
+                        future.set_result(result)
+        finally:
+            self.active -= 1
+
+
+_batchers: WeakKeyDictionary[asyncio.AbstractEventLoop, MoveBatcher] = WeakKeyDictionary()
+
+
+def batcher_for_loop(make: Callable[[], MoveBatcher]) -> MoveBatcher:
+    """The running loop's batcher, made on first use."""
+    loop = asyncio.get_running_loop()
+    batcher = _batchers.get(loop)
+    if batcher is None:
+        batcher = _batchers[loop] = make()
+    return batcher

@@ -1,0 +1,43 @@
+"""The embedded channel layer keeps the in-memory layer's behaviour at a lower cost."""
+
+from __future__ import annotations
+
+import time
+
+from server.channel_layer import InProcessChannelLayer
+
+
+async def test_group_send_reaches_every_member_and_skips_a_full_one():
+    layer = InProcessChannelLayer(capacity=1)
+    a, b, full = [await layer.new_channel() for _ in range(3)]
+    for channel in (a, b, full):
+        await layer.group_add("g", channel)
+    await layer.send(full, {"type": "filler"})
+    await layer.group_send("g", {"type": "hello", "n": 1})
+    assert (await layer.receive(a))["n"] == 1
+    assert (await layer.receive(b))["n"] == 1
+    assert (await layer.receive(full))["type"] == "filler"
+
+
+async def test_a_received_message_is_a_copy():
+    layer = InProcessChannelLayer()
+    channel = await layer.new_channel()
+    await layer.group_add("g", channel)
+    message = {"type": "x", "items": [1]}
+    await layer.group_send("g", message)
+    message["items"].append(2)
+    assert (await layer.receive(channel))["items"] == [1]
+
+
+async def test_expired_messages_are_still_swept(monkeypatch):  # noqa: ANN001
+    layer = InProcessChannelLayer(expiry=60)
+    stale, live = await layer.new_channel(), await layer.new_channel()
+    await layer.group_add("g", stale)
+    await layer.group_add("g", live)
+    await layer.send(stale, {"type": "old"})
+    later = time.time() + 120
+    monkeypatch.setattr(time, "time", lambda: later)
+    layer._cleaned_at = float("-inf")  # the sweep is due
+    await layer.group_send("g", {"type": "new"})
+    assert stale not in layer.groups["g"]  # an expired message drops its channel from groups
+    assert (await layer.receive(live))["type"] == "new"

@@ -1,0 +1,118 @@
+"""Group commit of socket moves: `services.play_moves` and the `MoveBatcher` that feeds it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from django.core.management import call_command
+from django.db import DatabaseError
+
+from games import engine, move_batcher, services
+from games.models import Game, Move
+from games.move_batcher import MoveBatcher, write_batch
+from games.services import MoveRequest
+from server.errors import AppError
+
+
+def _legal(game: Game) -> list[str]:
+    return engine.State.from_dict(game.state).legal_moves()
+
+
+@pytest.mark.django_db
+def test_a_batch_plays_each_move_as_its_own_transaction_would(user, other_user):  # noqa: ANN001
+    a = services.start_practice(user, "portuguese", 1)
+    b = services.start_practice(user, "spanish", 2)
+    theirs = services.start_practice(other_user, "portuguese", 3)
+    first = _legal(a)[0]
+    after_first = engine.State.from_dict(a.state).apply(first).legal_moves()[0]
+    requests = [
+        MoveRequest(a.pk, user, first, 0),
+        MoveRequest(b.pk, user, "t0-t0", 0),  # illegal
+        MoveRequest(a.pk, user, after_first, 1),  # sees the move before it
+        MoveRequest(a.pk, user, after_first, 1),  # now stale
+        MoveRequest(theirs.pk, user, _legal(theirs)[0], 0),  # not the owner
+        MoveRequest(999_999, user, "t0-f0", 0),  # no such game
+        MoveRequest(b.pk, user, "x" * 40, 0),  # not a move string
+        MoveRequest(b.pk, user, _legal(b)[0], 0),  # still v0: the illegal one changed nothing
+    ]
+    results = services.play_moves(requests)
+    kinds = [r.code if isinstance(r, AppError) else r.game.version for r in results]
+    assert kinds == [1, "illegal_move", 2, "stale_version", "forbidden", "not_found", "bad_move", 1]
+    assert results[3].extra["v"] == 2 and results[1].extra["v"] == 0
+    # Each outcome is the game as it stood right after its own move.
+    assert results[0].game.state != results[2].game.state
+    assert results[0].move == first and results[2].move == after_first
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert (a.version, b.version) == (2, 1)
+    assert list(Move.objects.filter(game=a).values_list("n", "move")) == [
+        (1, first),
+        (2, after_first),
+    ]
+    assert not Move.objects.filter(game=theirs).exists()
+    call_command("replay_verify")  # raises if a stored state differs from its replay
+
+
+@pytest.mark.django_db
+def test_a_failed_batch_is_replayed_one_move_at_a_time(user, monkeypatch):  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    move = _legal(game)[0]
+
+    def broken(requests):  # noqa: ANN001, ANN202
+        raise DatabaseError("deadlock detected")
+
+    monkeypatch.setattr(services, "play_moves", broken)
+    results = write_batch(
+        [MoveRequest(game.pk, user, move, 0), MoveRequest(game.pk, user, move, 0)]
+    )
+    assert results[0][0] == 1 and results[0][1][0]["t"] == "state"
+    assert isinstance(results[1], AppError) and results[1].code == "stale_version"
+    game.refresh_from_db()
+    assert game.version == 1
+
+
+def _request(i: int) -> MoveRequest:
+    return MoveRequest(i, None, "draw", 0)
+
+
+async def test_moves_that_arrive_while_a_batch_is_written_go_together_in_the_next():
+    sizes: list[int] = []
+    release = asyncio.Event()
+
+    async def run(requests: list[MoveRequest]) -> list:
+        sizes.append(len(requests))
+        await release.wait()
+        return [r.game_id for r in requests]
+
+    batcher = MoveBatcher(run, max_batch=4)
+    tasks = [asyncio.ensure_future(batcher.submit(_request(0)))]
+    while not sizes:  # the lone first move is being written
+        await asyncio.sleep(0)
+    tasks += [asyncio.ensure_future(batcher.submit(_request(i))) for i in range(1, 7)]
+    await asyncio.sleep(0)
+    release.set()
+    assert await asyncio.gather(*tasks) == list(range(7))
+    assert sizes == [1, 4, 2]  # a lone first move waits for nothing; then capped batches
+    assert batcher.active == 0
+
+
+async def test_a_failing_batch_fails_its_callers_and_the_next_batch_still_runs():
+    calls = 0
+
+    async def run(requests: list[MoveRequest]) -> list:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise DatabaseError("connection lost")
+        return ["ok"] * len(requests)
+
+    batcher = MoveBatcher(run)
+    with pytest.raises(DatabaseError):
+        await batcher.submit(_request(1))
+    assert await batcher.submit(_request(2)) == "ok"
+
+
+async def test_each_event_loop_has_its_own_batcher():
+    made = move_batcher.batcher_for_loop(lambda: MoveBatcher(None))
+    assert move_batcher.batcher_for_loop(lambda: MoveBatcher(None)) is made
