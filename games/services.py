@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,14 +19,18 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from games import clock, engine
+from games import clock, engine, state_cache
 from games.models import VARIANT_IDS, DailyChallenge, Deal, Game, Move
 from server.errors import AppError
 
 UNDO = "undo"
 _STATE_FIELD = Game._meta.get_field("state")
+# Every column but the state, which comes as text and is decoded only if the cache misses.
 _LOCK_SQL = (
-    f"SELECT g.*, d.variant AS deal_variant, d.number AS deal_number, dc.date AS daily_date "
+    "SELECT "
+    + ", ".join(f"g.{f.column}" for f in Game._meta.concrete_fields if f.name != "state")
+    + ", CAST(g.state AS TEXT) AS state_json, d.variant AS deal_variant, "
+    f"d.number AS deal_number, dc.date AS daily_date "
     f"FROM {Game._meta.db_table} g JOIN {Deal._meta.db_table} d ON d.id = g.deal_id "
     f"LEFT JOIN {DailyChallenge._meta.db_table} dc ON dc.id = g.daily_id WHERE g.id"
 )
@@ -120,6 +125,12 @@ def _lock_many(game_ids: list[int]) -> dict[int, Game]:
         sql += " FOR UPDATE OF g"
     games = {}
     for game in Game.objects.raw(sql, game_ids):
+        cached = state_cache.states.get(game.pk, game.version)
+        if cached is None:
+            game.state = json.loads(game.state_json)
+            game.engine_state = None
+        else:
+            game.engine_state, game.state = cached
         game.deal = Deal(id=game.deal_id, variant=game.deal_variant, number=game.deal_number)
         if isinstance(game.daily_date, str):  # SQLite hands extra columns back as text
             game.daily_date = dt.date.fromisoformat(game.daily_date)
@@ -158,6 +169,7 @@ def _advance(game: Game, state: engine.State, action: str) -> Outcome:
     now = timezone.now()
     game.version += 1
     game.state = state.to_dict()
+    game.engine_state = state
     game.foundation_cards = state.foundation_count
     game.last_move_at = now
     game.seconds = max(0, int((now - game.started_at).total_seconds()))
@@ -176,6 +188,8 @@ def _persist(moves: list[tuple[int, int, str, Any]], games: list[Game]) -> None:
     database work itself.
     """
     ops = connection.ops
+    cache = [(g.pk, g.version, g.engine_state, g.state) for g in games if not g.finished]
+    transaction.on_commit(lambda: [state_cache.states.put(*entry) for entry in cache])
     with connection.cursor() as cursor:
         cursor.executemany(
             _INSERT_MOVE, [(g, n, a, ops.adapt_datetimefield_value(at)) for g, n, a, at in moves]
@@ -228,7 +242,7 @@ def _check_move_text(move: Any) -> None:
 def _apply(game: Game, move: str, v: int | None) -> Outcome:
     """Check the move against the locked game and advance it in memory (no write yet)."""
     _check_playable(game, v)
-    state = _engine_call(engine.State.from_dict, game.state)
+    state = game.engine_state or _engine_call(engine.State.from_dict, game.state)
     new_state = _engine_call(state.apply, move)
     return _advance(game, new_state, new_state.last_move or move)
 

@@ -6,6 +6,8 @@ hundred sockets open, each move paid for two full sweeps and a task, which made 
 tenth of the server's work. Here the sweep runs at most once per `clean_interval` (messages
 expire after a minute, so being a second late to drop one changes nothing), and a group send
 puts the message on each member's queue directly: `send` never waits, so nothing is lost.
+A group message may name one channel to leave out (`"exclude"`, the socket that already has
+the frame); other layers deliver it there too, and the consumer drops it.
 Used only when REDIS_URL is unset (one process); production uses channels_redis.
 """
 
@@ -36,7 +38,10 @@ class InProcessChannelLayer(InMemoryChannelLayer):
         assert isinstance(message, dict), "Message is not a dict"
         self.require_valid_group_name(group)
         self._clean_expired()
+        skip = message.get("exclude")
         for channel in list(self.groups.get(group, ())):
+            if channel == skip:
+                continue  # already answered (see games.broadcast); it would only drop it
             # As in the base layer, a full channel misses this message.
             with contextlib.suppress(ChannelFull):
                 await self.send(channel, message)

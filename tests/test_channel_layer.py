@@ -41,3 +41,13 @@ async def test_expired_messages_are_still_swept(monkeypatch):  # noqa: ANN001
     await layer.group_send("g", {"type": "new"})
     assert stale not in layer.groups["g"]  # an expired message drops its channel from groups
     assert (await layer.receive(live))["type"] == "new"
+
+
+async def test_the_excluded_channel_is_left_out():
+    layer = InProcessChannelLayer()
+    mover, watcher = await layer.new_channel(), await layer.new_channel()
+    for channel in (mover, watcher):
+        await layer.group_add("g", channel)
+    await layer.group_send("g", {"type": "state", "exclude": mover})
+    assert (await layer.receive(watcher))["type"] == "state"
+    assert mover not in layer.channels  # nothing was queued for it

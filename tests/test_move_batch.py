@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 from django.core.management import call_command
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 
-from games import engine, move_batcher, services
+from games import engine, move_batcher, services, state_cache
 from games.models import Game, Move
 from games.move_batcher import MoveBatcher, write_batch
 from games.services import MoveRequest
@@ -116,3 +116,27 @@ async def test_a_failing_batch_fails_its_callers_and_the_next_batch_still_runs()
 async def test_each_event_loop_has_its_own_batcher():
     made = move_batcher.batcher_for_loop(lambda: MoveBatcher(None))
     assert move_batcher.batcher_for_loop(lambda: MoveBatcher(None)) is made
+
+
+@pytest.mark.django_db(transaction=True)
+def test_only_committed_versions_reach_the_state_cache(user):  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    first, second = _legal(game)[:2]
+    with pytest.raises(RuntimeError), transaction.atomic():
+        services.play_move(game.pk, user, first, 0)
+        raise RuntimeError("rolled back after the move")
+    assert state_cache.states.get(game.pk, 1) is None
+    services.play_move(game.pk, user, second, 0)  # version 1 again, another move
+    state, stored = state_cache.states.get(game.pk, 1)
+    game.refresh_from_db()
+    assert stored == game.state and state == engine.State.from_dict(game.state)
+    assert state.last_move == second
+
+
+def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
+    cache = state_cache.StateCache(size=2)
+    s = engine.new_game("portuguese", 1)
+    for game_id in (1, 2, 1, 3):
+        cache.put(game_id, 5, s, {})
+    assert cache.get(2, 5) is None and cache.get(1, 5) and cache.get(3, 5)
+    assert cache.get(1, 4) is None  # another version is another state

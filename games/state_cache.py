@@ -1,0 +1,38 @@
+"""The engine states of recently played games, kept between moves in this process.
+
+A move needs its game's engine `State`; building one from the stored JSON (decode, then
+`State.from_dict`) was a fifth of a move's CPU. States here are keyed by game *and version*:
+a version is written once and never reused (an undo makes a new version), so an entry whose
+version matches the locked row is that row's state, whatever other processes have done. An
+entry is put only after its transaction commits, never for a version that was rolled back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games import engine
+
+
+class StateCache:
+    """A bounded map game id -> (version, engine state, state as stored)."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        self.size = size
+        self.entries: dict[int, tuple[int, engine.State, dict[str, Any]]] = {}
+
+    def get(self, game_id: int, version: int) -> tuple[engine.State, dict[str, Any]] | None:
+        entry = self.entries.get(game_id)
+        if entry is None or entry[0] != version:
+            return None
+        return entry[1], entry[2]
+
+    def put(self, game_id: int, version: int, state: engine.State, stored: dict) -> None:
+        entries = self.entries
+        entries.pop(game_id, None)  # re-inserted last: the oldest entries go first
+        entries[game_id] = (version, state, stored)
+        while len(entries) > self.size:
+            entries.pop(next(iter(entries)), None)
+
+
+states = StateCache()
