@@ -28,19 +28,21 @@ def write_batch(requests: list[services.MoveRequest]) -> list[Result]:
     """Play a batch and build each move's frames, in one worker-thread call.
 
     If the batch as a whole fails (a database error, not a refused move), each move is played
-    again in a transaction of its own, so one bad request cannot sink the others.
+    again in a transaction of its own, so one bad request cannot sink the others; a move that
+    fails alone too gets its exception back (its socket closes with an error, as it would have
+    without batching).
     """
     try:
-        outcomes = services.play_moves(requests)
+        outcomes: list = services.play_moves(requests)
     except Exception:  # noqa: BLE001 - retried one by one below, where the error is reported
         outcomes = []
         for r in requests:
             try:
                 outcomes.append(services.play_move(r.game_id, r.user, r.move, r.v))
-            except AppError as exc:
+            except Exception as exc:  # noqa: BLE001 - handed to that move's caller
                 outcomes.append(exc)
     return [
-        o if isinstance(o, AppError) else (o.game.version, events.frames_for(o)) for o in outcomes
+        o if isinstance(o, Exception) else (o.game.version, events.frames_for(o)) for o in outcomes
     ]
 
 
@@ -85,7 +87,11 @@ class MoveBatcher:
                         raise
                     continue
                 for (_, future), result in zip(batch, results, strict=True):
-                    if not future.done():
+                    if future.done():
+                        continue  # its socket went away; the move stands all the same
+                    if isinstance(result, Exception) and not isinstance(result, AppError):
+                        future.set_exception(result)
+                    else:
                         future.set_result(result)
         finally:
             self.active -= 1

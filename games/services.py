@@ -269,11 +269,10 @@ def _apply(game: Game, move: str, v: int | None) -> Outcome:
 
 def play_move(game_id: int, user, move: str, v: int | None) -> Outcome:  # noqa: ANN001
     """Apply one move through the rules engine, or raise AppError and change nothing."""
-    _check_move_text(move)
-    with locked_game(game_id, user) as game:
-        outcome = _apply(game, move, v)
-        _persist([(game.pk, game.version, outcome.move, game.last_move_at)], [game])
-        return outcome
+    result = play_moves([MoveRequest(game_id, user, move, v)])[0]
+    if isinstance(result, AppError):
+        raise result
+    return result
 
 
 @dataclass(frozen=True)

@@ -59,17 +59,23 @@ def test_a_failed_batch_is_replayed_one_move_at_a_time(user, monkeypatch):  # no
     game = services.start_practice(user, "portuguese", 1)
     move = _legal(game)[0]
 
-    def broken(requests):  # noqa: ANN001, ANN202
-        raise DatabaseError("deadlock detected")
+    persist = services._persist
+    calls = []
 
-    monkeypatch.setattr(services, "play_moves", broken)
+    def fails_once(*args):  # noqa: ANN002, ANN202
+        calls.append(args)
+        if len(calls) == 1:
+            raise DatabaseError("deadlock detected")
+        return persist(*args)
+
+    monkeypatch.setattr(services, "_persist", fails_once)
     results = write_batch(
         [MoveRequest(game.pk, user, move, 0), MoveRequest(game.pk, user, move, 0)]
     )
     assert results[0][0] == 1 and results[0][1][0]["t"] == "state"
     assert isinstance(results[1], AppError) and results[1].code == "stale_version"
     game.refresh_from_db()
-    assert game.version == 1
+    assert game.version == 1 and len(calls) == 2  # the batch, then the first move alone
 
 
 def _request(i: int) -> MoveRequest:
@@ -140,3 +146,14 @@ def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
         cache.put(game_id, 5, s, {})
     assert cache.get(2, 5) is None and cache.get(1, 5) and cache.get(3, 5)
     assert cache.get(1, 4) is None  # another version is another state
+
+
+async def test_an_unexpected_error_reaches_only_its_own_caller():
+    async def run(requests: list[MoveRequest]) -> list:
+        return [ValueError("broken row") if r.game_id == 2 else r.game_id for r in requests]
+
+    batcher = MoveBatcher(run)
+    results = await asyncio.gather(
+        *(batcher.submit(_request(i)) for i in (1, 2, 3)), return_exceptions=True
+    )
+    assert results[0] == 1 and results[2] == 3 and isinstance(results[1], ValueError)
