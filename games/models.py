@@ -132,7 +132,10 @@ class Game(models.Model):
 class Move(models.Model):
     """One accepted action: a move string or "undo". Row n is what took version n-1 to n."""
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="move_rows")
+    # No index of its own: the unique (game, n) constraint's index serves every lookup by game.
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, related_name="move_rows", db_index=False
+    )
     n = models.PositiveIntegerField()
     move = models.CharField(max_length=16)
     at = models.DateTimeField(auto_now_add=True)
