@@ -7,7 +7,9 @@ BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/arena_bench, crea
 missing), then for each client count N: N users each play a real game over their own socket
 (send a random legal move, wait for the `state` frame, repeat), and, on the same server in the
 same run, N sockets send a frame of the same size to /ws/echo and wait for it back (the
-ceiling). It prints moves (or echoes) per second and p50/p99 latency from send to reply.
+ceiling). It prints moves (or echoes) per second, p50/p99 latency from send to reply, and the
+daphne process's CPU time per message (which, unlike the rates, hardly depends on what else
+the machine is running).
 
 The per-socket rate limit and the sign-up throttle are raised for the run so the numbers measure
 the server, not the limiter. Clients run in this process, on the same 2 cores as the server.
@@ -64,6 +66,15 @@ def start_server(backend: str, workdir: Path) -> Daphne:
         env["DATABASE_URL"] = url
     migrate(env)
     return Daphne(env, workdir / f"daphne-{backend}.log")
+
+
+def server_cpu_seconds(server: Daphne) -> float:
+    """User + system CPU time of the daphne process so far (Linux /proc; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -142,15 +153,14 @@ async def run_moves(server: Daphne, n: int, seconds: float) -> tuple[float, floa
     players = await make_players(server, n, "m")
     latencies: list[float] = []
     until = time.perf_counter() + seconds
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), server_cpu_seconds(server)
     counts = await asyncio.gather(
         *(
             play_client(server, tok, gid, until, latencies, random.Random(i))
             for i, (tok, gid) in enumerate(players)
         )
     )
-    elapsed = time.perf_counter() - started
-    return sum(counts) / elapsed, percentile(latencies, 0.5), percentile(latencies, 0.99)
+    return summary(server, started, cpu, sum(counts), latencies)
 
 
 async def run_echo(server: Daphne, n: int, seconds: float) -> tuple[float, float, float]:
@@ -161,12 +171,20 @@ async def run_echo(server: Daphne, n: int, seconds: float) -> tuple[float, float
     )
     latencies: list[float] = []
     until = time.perf_counter() + seconds
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), server_cpu_seconds(server)
     counts = await asyncio.gather(
         *(echo_client(server, tok, until, latencies, payload) for tok, _ in players)
     )
+    return summary(server, started, cpu, sum(counts), latencies)
+
+
+def summary(
+    server: Daphne, started: float, cpu: float, count: int, latencies: list[float]
+) -> tuple[float, float, float, float]:
+    """(per second, p50, p99, server CPU seconds per message) of one cell."""
     elapsed = time.perf_counter() - started
-    return sum(counts) / elapsed, percentile(latencies, 0.5), percentile(latencies, 0.99)
+    cpu_per = (server_cpu_seconds(server) - cpu) / count if count else float("nan")
+    return count / elapsed, percentile(latencies, 0.5), percentile(latencies, 0.99), cpu_per
 
 
 def main() -> None:
@@ -200,16 +218,16 @@ def main() -> None:
     )
     header = (
         "| backend | clients | echo msg/s | echo p50 ms | echo p99 ms | moves/s "
-        "| move p50 ms | move p99 ms | moves/echo |"
+        "| move p50 ms | move p99 ms | moves/echo | server CPU µs per echo / move |"
     )
     print(header)
-    print("|" + "---|" * 9)
+    print("|" + "---|" * 10)
     for backend, n, echo, moves in rows:
         ratio = moves[0] / echo[0] if echo[0] else float("nan")
         print(
             f"| {backend} | {n} | {echo[0]:.0f} | {echo[1] * 1000:.1f} | {echo[2] * 1000:.1f} "
             f"| {moves[0]:.0f} | {moves[1] * 1000:.1f} | {moves[2] * 1000:.1f} "
-            f"| {ratio:.0%} |"
+            f"| {ratio:.0%} | {echo[3] * 1e6:.0f} / {moves[3] * 1e6:.0f} |"
         )
 
 
