@@ -25,6 +25,7 @@ import random
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -86,7 +87,7 @@ def percentile(values: list[float], q: float) -> float:
 
 async def make_players(server: Daphne, n: int, tag: str) -> list[tuple[str, int]]:
     def setup(i: int) -> tuple[str, int]:
-        name = f"b{tag}{i}{random.randrange(10**6)}"
+        name = f"b{tag}{i}-{uuid.uuid4().hex[:12]}"
         status, body = server.call(
             "POST", "/api/auth/register", {"username": name, "password": "bench-pass-123"}
         )
