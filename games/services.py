@@ -121,11 +121,8 @@ def _lock(game_id: int, user) -> Game:  # noqa: ANN001
 
 def _lock_many(game_ids: list[int]) -> dict[int, Game]:
     """Lock the rows of `game_ids` (in id order, so concurrent writers cannot deadlock)."""
-    sql = _LOCK_SQL + " IN (" + ", ".join(["%s"] * len(game_ids)) + ") ORDER BY g.id"
-    if connection.features.has_select_for_update:
-        sql += " FOR UPDATE OF g"
     games = {}
-    for game in Game.objects.raw(sql, game_ids):
+    for game in _locked_rows(game_ids):
         cached = state_cache.states.get(game.pk, game.version)
         if cached is None:
             game.state = json.loads(game.state_json)
@@ -137,6 +134,36 @@ def _lock_many(game_ids: list[int]) -> dict[int, Game]:
             game.daily_date = dt.date.fromisoformat(game.daily_date)
         games[game.pk] = game
     return games
+
+
+_LOCKED_FIELDS = [f.attname for f in Game._meta.concrete_fields if f.name != "state"]
+_LOCK_SQL_PG = _LOCK_SQL + " = ANY(%s) ORDER BY g.id FOR UPDATE OF g"
+
+
+def _locked_rows(game_ids: list[int]) -> Iterator[Game]:
+    """The games, each with its extra columns (state_json, deal_*, daily_date) as attributes.
+
+    On PostgreSQL: psycopg's own cursor, one statement text for any number of games (so it is
+    prepared once per connection), and `Model.from_db` on the rows. psycopg already returns
+    Python values; the ORM's raw-query machinery (column mapping, converters, per query) was
+    half of a lone move's CPU. Elsewhere the raw query, which applies SQLite's converters.
+    """
+    if connection.vendor != "postgresql":
+        sql = f"{_LOCK_SQL} IN ({', '.join(['%s'] * len(game_ids))}) ORDER BY g.id"
+        if connection.features.has_select_for_update:
+            sql += " FOR UPDATE OF g"
+        yield from Game.objects.raw(sql, game_ids)
+        return
+    import psycopg
+
+    n = len(_LOCKED_FIELDS)
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(_LOCK_SQL_PG, [game_ids])
+        rows = cursor.fetchall()
+    for row in rows:
+        game = Game.from_db(connection.alias, _LOCKED_FIELDS, row[:n])
+        game.state_json, game.deal_variant, game.deal_number, game.daily_date = row[n:]
+        yield game
 
 
 def _check_owner(game: Game | None, game_id: int, user) -> None:  # noqa: ANN001
