@@ -295,3 +295,153 @@ def test_proven_pars_match_a_brute_force_search(variant: str) -> None:
         checked += 1
         assert r.par == truth, st.to_dict()
     assert checked >= 10
+
+
+# ---------------------------------------------------------------- the Portuguese dead-end rule
+def run_str(suit: str, lo: int, hi: int) -> str:
+    """``run`` as a pile string, highest card first (at the bottom): "KS QS ... 4S"."""
+    return " ".join(reversed(run(suit, lo, hi)))
+
+
+def _piles_of(state: State) -> tuple[list[str], list[int]]:
+    """A state's tableau and foundation heights as the build-down search keeps them."""
+    from games.engine.solver import position_of
+    from games.engine.solver._common import encode
+
+    pos = position_of(state)
+    found = [0, 0, 0, 0]
+    for f in pos.foundations:
+        if f:
+            found[ord(encode(f[-1])) & 3] = len(f)
+    return ["".join(encode(c) for c in p) for p in pos.tableau], found
+
+
+def test_dead_end_proves_a_card_frozen_over_its_own_suit() -> None:
+    from games.engine.solver._builddown import _dead_end
+
+    # 2S covers AS and its only possible bases, 3S (beneath it) and three 3s already home.
+    st = position("portuguese", {0: "AS 3S 2S", 1: run_str("S", 4, 13)}, CLUBS_HEARTS_DIAMONDS_HOME)
+    piles, found = _piles_of(st)
+    assert _dead_end(piles, found, True) == 39  # no spade can ever go home
+    # One 3 of another suit that can come free is enough for the rule to let 2S move.
+    st = position(
+        "portuguese",
+        {0: "AS 3S 2S", 1: run_str("S", 4, 13), 2: run_str("H", 4, 13) + " 3H"},
+        {1: "2H", 2: "KD", 3: "KC"},
+    )
+    piles, found = _piles_of(st)
+    assert _dead_end(piles, found, True) == -1
+
+
+def test_dead_end_knows_any_card_fills_an_empty_pile_in_spanish() -> None:
+    from games.engine.solver._builddown import _dead_end
+
+    # JS tops t1 and its only base, QS, is at the bottom of t1: no spade but AS (once KS has
+    # gone to an empty pile) can ever go home.
+    layout = {0: "AS KS", 1: "QS 2S 3S 4S 5S 6S 7S 8S 9S TS JS"}
+    st = position("portuguese", layout, CLUBS_HEARTS_DIAMONDS_HOME)
+    piles, found = _piles_of(st)
+    assert _dead_end(piles, found, True) == 40
+    r = solve(st, time_limit=5)
+    # Proven at the start: the par is not searched for (only won deals get certified).
+    assert r.outcome == "lost" and r.par <= 40
+    assert replay_from(st, r.line).foundation_count == r.par
+    # In Spanish any card may go to an empty pile: JS..2S spread out, and the deal is won.
+    st = position("spanish", layout, CLUBS_HEARTS_DIAMONDS_HOME)
+    piles, found = _piles_of(st)
+    assert _dead_end(piles, found, False) == -1
+    r = solve(st, time_limit=5)
+    assert r.outcome == "won" and replay_from(st, r.line).status == "won"
+
+
+@pytest.mark.parametrize(
+    ("variant", "deals"), [("portuguese", range(1, 26)), ("spanish", range(1, 11))]
+)
+def test_dead_end_never_fires_on_a_winning_line(variant: str, deals: range) -> None:
+    """Every position of a winning line can be won, so the rule must let every one pass."""
+    from games.engine.solver._builddown import _dead_end
+
+    checked = 0
+    for deal in deals:
+        r = solve(new_game(variant, deal), time_limit=None, max_nodes=3000)
+        if r.outcome != "won":
+            continue
+        st = new_game(variant, deal)
+        for m in r.line:
+            piles, found = _piles_of(st)
+            assert _dead_end(piles, found, variant == "portuguese") == -1, (variant, deal, m)
+            st = st.apply(m)
+            checked += 1
+    assert checked >= 50 * len(deals)
+
+
+def _random_build_down_endgame(variant: str, rng: random.Random, left: int) -> State:
+    """A random Portuguese/Spanish position with ``left`` cards out, all in a few piles."""
+    heights = [13] * 4
+    while sum(13 - h for h in heights) < left:
+        i = rng.randrange(4)
+        heights[i] = max(0, heights[i] - 1)
+    suits = VARIANTS[variant].suits
+    out = [RANKS[r] + s for s, h in zip(suits, heights, strict=True) for r in range(h, 13)]
+    rng.shuffle(out)
+    tab: list[list[str]] = [[] for _ in range(13)]
+    used = rng.randint(2, 5)
+    for c in out:
+        tab[rng.randrange(used)].append(c)
+    return State.from_dict(
+        {
+            "variant": variant,
+            "deal": 0,
+            "moves": 0,
+            "tableau": tab,
+            "foundations": [run(s, 1, h) for s, h in zip(suits, heights, strict=True)],
+            "cells": [],
+            "stock": [],
+            "waste": [],
+        }
+    )
+
+
+def _most_home_any_pile_order(state: State, cap: int = 50000) -> int | None:
+    """``_most_home`` for the single-deck build-down games, whose piles are interchangeable:
+    positions that differ only in pile order count once (engine moves only still)."""
+
+    def key(s: State) -> tuple:
+        d = s.to_dict()
+        return tuple(sorted(tuple(p) for p in d["tableau"])), s.foundation_count
+
+    seen = {key(state)}
+    todo = [state]
+    best = state.foundation_count
+    while todo:
+        s = todo.pop()
+        best = max(best, s.foundation_count)
+        for _, t in s.successors():
+            k = key(t)
+            if k not in seen:
+                seen.add(k)
+                todo.append(t)
+        if len(seen) > cap:
+            return None
+    return best
+
+
+@pytest.mark.parametrize(
+    ("variant", "positions", "left", "min_lost"), [("portuguese", 60, 8, 3), ("spanish", 12, 7, 0)]
+)
+def test_build_down_verdicts_match_a_brute_force_search(
+    variant: str, positions: int, left: int, min_lost: int
+) -> None:
+    """Won and lost verdicts (proofs by the dead-end rule included) against every line."""
+    rng = random.Random(7)
+    verdicts = {"won": 0, "lost": 0}
+    for _ in range(positions):
+        st = _random_build_down_endgame(variant, rng, left)
+        truth = _most_home_any_pile_order(st)
+        assert truth is not None
+        r = solve(st, time_limit=2)
+        assert r.outcome == ("won" if truth == 52 else "lost"), st.to_dict()
+        if r.par_proven:
+            assert r.par == truth, st.to_dict()
+        verdicts[r.outcome] += 1
+    assert verdicts["won"] >= 5 and verdicts["lost"] >= min_lost, verdicts

@@ -8,7 +8,9 @@ search fast enough.  ``rank = ord(c) >> 2`` and ``suit = ord(c) & 3``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 RANKS = "A23456789TJQK"
 SUITS = "CSHD"
@@ -30,7 +32,11 @@ class OutOfBudget(Exception):
 
 
 class Budget:
-    """Time/node budget; checked every 512 nodes so the clock costs nothing measurable."""
+    """Time/node budget, checked every ``EVERY`` nodes: often enough that a search whose nodes
+    cost up to a millisecond stops within a few hundredths of a second of its deadline, rarely
+    enough that the clock costs nothing measurable."""
+
+    EVERY = 32
 
     __slots__ = ("deadline", "max_nodes", "nodes", "next_check", "start")
 
@@ -39,10 +45,10 @@ class Budget:
         self.deadline = None if time_limit is None else self.start + time_limit
         self.max_nodes = max_nodes
         self.nodes = 0
-        self.next_check = 512
+        self.next_check = self.EVERY
 
     def check(self) -> None:
-        self.next_check = self.nodes + 512
+        self.next_check = self.nodes + self.EVERY
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
             raise OutOfBudget
         if self.deadline is not None and time.perf_counter() >= self.deadline:
@@ -77,3 +83,39 @@ class Outcome:
     best: int
     nodes: int
     lost_proven: bool = False  # no win exists, even if the par is not proven
+
+
+class LinkedSearch(Protocol):
+    """What ``search_outcome`` needs of a search: its budget, its card count, and ``best``,
+    the most cards home seen with the path that got them there."""
+
+    budget: Budget
+    total: int
+    best: tuple[int, Any]
+
+
+def unlink(path: Any, step: Callable[[Any], tuple]) -> list[tuple]:
+    """A path kept as linked pairs ``(move, previous)`` -> the list of ``step(move)``."""
+    line = []
+    while path:
+        mv, path = path
+        line.append(step(mv))
+    line.reverse()
+    return line
+
+
+def search_outcome(
+    search: Callable[[], Any], solver: LinkedSearch, step: Callable[[Any], tuple]
+) -> Outcome:
+    """Runs ``search`` (the winning path, or None once every position is explored) and turns
+    it into an Outcome.  Without a win, the line is the one to the most cards home seen: the
+    best the player can be shown, and the par whenever the search was exhaustive."""
+    try:
+        path = search()
+        exhausted = True
+    except OutOfBudget:
+        path = None
+        exhausted = False
+    won = path is not None
+    home, line = (solver.total, path) if won else solver.best
+    return Outcome(won, exhausted or won, unlink(line, step), home, solver.budget.nodes)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 
-from ._common import Budget, Outcome, OutOfBudget
+from ._common import Budget, Outcome, search_outcome
 
 SUITS_USED = (1, 2, 3)  # S, H, D in the engine's suit numbering (C=0 is absent)
 
@@ -123,22 +123,7 @@ class FreeCellSolver:
         self.best = (sum(self.found) - 26, None)
 
     def run(self) -> Outcome:
-        try:
-            path = self._search()
-            exhausted = True
-        except OutOfBudget:
-            path = None
-            exhausted = False
-        won = path is not None
-        if not won:
-            path = self.best[1]
-        line = []
-        while path:
-            mv, path = path
-            line.append(mv)
-        line.reverse()
-        best = self.total if won else self.best[0]
-        return Outcome(won, exhausted or won, line, best, self.budget.nodes)
+        return search_outcome(self._search, self, lambda mv: mv)
 
     def _search(self):
         budget = self.budget
