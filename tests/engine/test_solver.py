@@ -263,17 +263,19 @@ def _random_endgame(variant: str, rng: random.Random, left: int) -> State:
     )
 
 
-def _most_home(state: State, cap: int = 20000) -> int | None:
-    """The most cards home over every reachable position (engine moves only), or None."""
-    seen = {state}
+def _most_home(state: State, cap: int = 20000, key=lambda s: s) -> int | None:  # noqa: ANN001
+    """The most cards home over every reachable position (engine moves only), or None if more
+    than `cap` positions; positions with the same `key` count once."""
+    seen = {key(state)}
     todo = [state]
     best = state.foundation_count
     while todo:
         s = todo.pop()
         best = max(best, s.foundation_count)
         for _, t in s.successors():
-            if t not in seen:
-                seen.add(t)
+            k = key(t)
+            if k not in seen:
+                seen.add(k)
                 todo.append(t)
         if len(seen) > cap:
             return None
@@ -410,20 +412,7 @@ def _most_home_any_pile_order(state: State, cap: int = 50000) -> int | None:
         d = s.to_dict()
         return tuple(sorted(tuple(p) for p in d["tableau"])), s.foundation_count
 
-    seen = {key(state)}
-    todo = [state]
-    best = state.foundation_count
-    while todo:
-        s = todo.pop()
-        best = max(best, s.foundation_count)
-        for _, t in s.successors():
-            k = key(t)
-            if k not in seen:
-                seen.add(k)
-                todo.append(t)
-        if len(seen) > cap:
-            return None
-    return best
+    return _most_home(state, cap, key)
 
 
 @pytest.mark.parametrize(
