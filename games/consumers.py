@@ -203,7 +203,7 @@ def _pool(name: str, threads: int) -> ThreadPoolExecutor:
     return pool
 
 
-def _db(func):  # noqa: ANN001, ANN202
+def _db(func, pool: str = "game-db", threads: int | None = None):  # noqa: ANN001, ANN202
     """Run a sync database function from a consumer.
 
     PostgreSQL serves many connections at once, so socket reads and single writes there run
@@ -213,18 +213,16 @@ def _db(func):  # noqa: ANN001, ANN202
     """
     if connection.vendor == "sqlite":
         return database_sync_to_async(func)
-    pool = _pool("game-db", settings.GAME_DB_THREADS)
-    return database_sync_to_async(func, thread_sensitive=False, executor=pool)
+    executor = _pool(pool, threads or settings.GAME_DB_THREADS)
+    return database_sync_to_async(func, thread_sensitive=False, executor=executor)
 
 
-def _batch_writer():  # noqa: ANN202
-    """Where move batches are written: on PostgreSQL, threads of their own (one per batch in
+def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202
+    """Write a move batch. On PostgreSQL batches have threads of their own (one per batch in
     flight, GAME_BATCH_WRITERS), so a batch always finds the same warm connection with its
-    prepared statements; this took a fifth off a move's CPU against the shared pool."""
-    if connection.vendor == "sqlite":
-        return database_sync_to_async(write_batch)
-    pool = _pool("move-batch", settings.GAME_BATCH_WRITERS)
-    return database_sync_to_async(write_batch, thread_sensitive=False, executor=pool)
+    prepared statements; this took a fifth off a move's CPU against the shared pool. The
+    threads are looked up per batch: they may have been stopped meanwhile."""
+    return _db(write_batch, "move-batch", settings.GAME_BATCH_WRITERS)(requests)
 
 
 def shutdown_db_pool() -> None:
@@ -238,12 +236,7 @@ def shutdown_db_pool() -> None:
 
 def _batcher() -> MoveBatcher:
     return batcher_for_loop(
-        lambda: MoveBatcher(
-            # The writer is looked up per batch: the threads may have been stopped meanwhile.
-            lambda requests: _batch_writer()(requests),
-            settings.GAME_MOVE_BATCH,
-            settings.GAME_BATCH_WRITERS,
-        )
+        lambda: MoveBatcher(_write_moves, settings.GAME_MOVE_BATCH, settings.GAME_BATCH_WRITERS)
     )
 
 

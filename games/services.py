@@ -109,11 +109,7 @@ def locked_game(game_id: int, user) -> Iterator[Game]:  # noqa: ANN001
 
 
 def _lock(game_id: int, user) -> Game:  # noqa: ANN001
-    """Read and lock the game row, with its deal and its day, in one statement.
-
-    This is the hottest query of the server: a raw SELECT (the ORM still applies the column
-    converters) costs about a quarter of the equivalent QuerySet with select_related.
-    """
+    """Read and lock the owner's game row, with its deal and its day, in one statement."""
     game = _lock_many([game_id]).get(game_id)
     _check_owner(game, game_id, user)
     return game
@@ -154,16 +150,25 @@ def _locked_rows(game_ids: list[int]) -> Iterator[Game]:
             sql += " FOR UPDATE OF g"
         yield from Game.objects.raw(sql, game_ids)
         return
-    import psycopg
-
     n = len(_LOCKED_FIELDS)
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+    with _pg_cursor() as cursor:
         cursor.execute(_LOCK_SQL_PG, [game_ids])
         rows = cursor.fetchall()
     for row in rows:
         game = Game.from_db(connection.alias, _LOCKED_FIELDS, row[:n])
         game.state_json, game.deal_variant, game.deal_number, game.daily_date = row[n:]
         yield game
+
+
+@contextmanager
+def _pg_cursor() -> Iterator[Any]:
+    """psycopg's own cursor on Django's connection, inside its transaction: parameters bound on
+    the server (Django's cursor quotes each one into the SQL text, in Python), statements
+    prepared after a few uses, and database errors still raised as Django's."""
+    import psycopg
+
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        yield cursor
 
 
 def _check_owner(game: Game | None, game_id: int, user) -> None:  # noqa: ANN001
@@ -280,10 +285,8 @@ def _write_postgresql(moves: list[tuple], rows: list[tuple]) -> None:
 
     One `json.dumps` per batch is far cheaper than adapting each value in Python (Django's
     cursor quotes every parameter into the SQL text; psycopg's array dumpers escape every
-    element), and one statement is one round trip. The parameters are bound on the server
-    (psycopg's own cursor on Django's connection); database errors surface as Django's.
+    element), and one statement is one round trip.
     """
-    import psycopg
 
     def iso(value: Any) -> Any:
         return value.isoformat() if isinstance(value, dt.datetime) else value
@@ -291,7 +294,7 @@ def _write_postgresql(moves: list[tuple], rows: list[tuple]) -> None:
     move_rows = [dict(zip(_MOVE_KEYS, (g, n, a, iso(t)), strict=True)) for g, n, a, t in moves]
     game_rows = [dict(zip(_GAME_KEYS, map(iso, row), strict=True)) for row in rows]
     params = [json.dumps(move_rows), json.dumps(game_rows)]
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+    with _pg_cursor() as cursor:
         cursor.execute(_WRITE_BATCH_PG, params)
 
 
@@ -367,12 +370,13 @@ def play_moves(requests: list[MoveRequest]) -> list[Outcome | AppError]:
             try:
                 _check_move_text(request.move)
                 _check_owner(game, request.game_id, request.user)
-                try:
-                    outcome = _apply(game, request.move, request.v)
-                except AppError as exc:
-                    exc.extra.setdefault("v", game.version)
-                    raise
             except AppError as exc:
+                results.append(exc)
+                continue
+            try:
+                outcome = _apply(game, request.move, request.v)
+            except AppError as exc:
+                exc.extra.setdefault("v", game.version)  # as locked_game does
                 results.append(exc)
                 continue
             rows.append((game.pk, game.version, outcome.move, game.last_move_at))
