@@ -137,10 +137,24 @@ AUTHENTICATION_BACKENDS = ["accounts.backends.CaseInsensitiveModelBackend"]
 # --- Channel layer --------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
+    # redis-py 8 reads with a 5 s socket timeout by default, and the layer's receive is a
+    # blocking BZPOPMIN of up to 5 s: every idle socket died with a TimeoutError (close 1011).
+    # Reads may take that long plus slack; a Redis that stops answering is still noticed.
+    REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "15"))
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": REDIS_SOCKET_TIMEOUT,
+                        "socket_connect_timeout": 5,
+                    }
+                ],
+                "capacity": 1500,
+                "expiry": 30,
+            },
         }
     }
 else:

@@ -41,6 +41,21 @@ async def test_redis_url_selects_a_working_redis_channel_layer():
     await layer.group_discard("svc-test", channel)
 
 
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_survives_an_idle_receive_longer_than_its_poll():
+    """A socket with nothing to hear waits in BZPOPMIN (5 s a round); redis-py 8's default read
+    timeout of 5 s used to cut that short with a TimeoutError, closing every idle socket (1011)."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(layer.receive(channel), timeout=7)
+    await layer.send(channel, {"type": "x", "n": 2})
+    assert (await asyncio.wait_for(layer.receive(channel), timeout=5))["n"] == 2
+
+
 def test_embedded_default_without_urls():
     if os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"):
         pytest.skip("service URLs are set")
