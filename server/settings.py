@@ -140,7 +140,11 @@ if REDIS_URL:
     # redis-py 8 reads with a 5 s socket timeout by default, and the layer's receive is a
     # blocking BZPOPMIN of up to 5 s: every idle socket died with a TimeoutError (close 1011).
     # Reads may take that long plus slack; a Redis that stops answering is still noticed.
+    # Every send and group operation in flight holds a pooled connection, and the pool raises
+    # (it does not wait) past its bound, redis-py's default of 100: a hundred sockets moving
+    # at once closed with 1011. So the bound is per process and set here.
     REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "15"))
+    REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", "1000"))
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -150,6 +154,7 @@ if REDIS_URL:
                         "address": REDIS_URL,
                         "socket_timeout": REDIS_SOCKET_TIMEOUT,
                         "socket_connect_timeout": 5,
+                        "max_connections": REDIS_MAX_CONNECTIONS,
                     }
                 ],
                 "capacity": 1500,

@@ -56,6 +56,22 @@ async def test_redis_layer_survives_an_idle_receive_longer_than_its_poll():
     assert (await asyncio.wait_for(layer.receive(channel), timeout=5))["n"] == 2
 
 
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_takes_hundreds_of_operations_at_once():
+    """Each operation in flight holds a pooled connection; redis-py's pool raises past its
+    bound (100 by default) instead of waiting, so a busy process closed sockets with 1011."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    channels = [await layer.new_channel() for _ in range(300)]
+    await asyncio.gather(*(layer.group_add("svc-many", ch) for ch in channels))
+    await asyncio.gather(*(layer.send(ch, {"type": "x", "n": i}) for i, ch in enumerate(channels)))
+    got = await asyncio.gather(*(layer.receive(ch) for ch in channels))
+    assert [m["n"] for m in got] == list(range(300))
+    await asyncio.gather(*(layer.group_discard("svc-many", ch) for ch in channels))
+
+
 def test_embedded_default_without_urls():
     if os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"):
         pytest.skip("service URLs are set")
