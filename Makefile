@@ -19,7 +19,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) server.asgi:application
+	$(PY) -m server.serve --host $(HOST) --port $(PORT)
 
 # CONN_MAX_AGE=0: test threads must not keep connections that block dropping the test database.
 test: $(STAMP)

@@ -48,7 +48,7 @@ def ensure_pg_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def start_server(backend: str, workdir: Path) -> Daphne:
+def start_server(backend: str, workdir: Path, workers: int = 1) -> Daphne:
     extra = {
         "WS_RATE_PER_SECOND": "100000",
         "WS_RATE_BURST": "100000",
@@ -61,21 +61,27 @@ def start_server(backend: str, workdir: Path) -> Daphne:
         "AUTH_THROTTLE_RATE": "100000/min",
     }
     env = server_env(workdir / "bench.sqlite3", **extra)
-    if backend == "postgres":
+    env.pop("REDIS_URL", None)
+    if backend.startswith("postgres"):
         url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
         ensure_pg_database(url)
         env["DATABASE_URL"] = url
+    if backend.endswith("redis"):
+        env["REDIS_URL"] = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/1")
     migrate(env)
-    return Daphne(env, workdir / f"daphne-{backend}.log")
+    return Daphne(env, workdir / f"daphne-{backend}.log", workers=workers)
 
 
 def server_cpu_seconds(server: Daphne) -> float:
-    """User + system CPU time of the daphne process so far (Linux /proc; NaN elsewhere)."""
-    try:
-        fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of the server's processes so far (Linux /proc; NaN elsewhere)."""
+    total = 0
+    for pid in server.pids():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], q: float) -> float:

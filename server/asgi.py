@@ -18,3 +18,7 @@ application = ProtocolTypeRouter(
         "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
     }
 )
+
+from server.gc_tuning import freeze_startup_heap  # noqa: E402
+
+freeze_startup_heap()

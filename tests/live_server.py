@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -44,29 +45,32 @@ def migrate(env: dict[str, str]) -> None:
     )
 
 
-def daphne_command(port: int) -> list[str]:
+def daphne_command(port: int, workers: int = 1) -> list[str]:
+    """The server as `make run` starts it (server.serve), on 127.0.0.1:`port`."""
     return [
         sys.executable,
         "-m",
-        "daphne",
-        "-b",
+        "server.serve",
+        "--host",
         "127.0.0.1",
-        "-p",
+        "--port",
         str(port),
-        "server.asgi:application",
+        "--workers",
+        str(workers),
     ]
 
 
 class Daphne:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, workers: int = 1) -> None:
         self.port = free_port()
         self.log = log
         self.proc = subprocess.Popen(
-            daphne_command(self.port),
+            daphne_command(self.port, workers),
             cwd=ROOT,
             env=env,
             stdout=log.open("wb"),
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stop() reaches every worker
         )
         self.wait_ready()
 
@@ -96,7 +100,16 @@ class Daphne:
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def pids(self) -> list[int]:
+        """The supervisor and its daphne workers (Linux /proc; the supervisor alone elsewhere)."""
+        try:
+            children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text()
+        except OSError:
+            children = ""
+        return [self.proc.pid, *map(int, children.split())]
 
     def call(self, method: str, path: str, body: dict | None = None, token: str | None = None):  # noqa: ANN201
         data = json.dumps(body).encode() if body is not None else None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -103,3 +105,35 @@ def test_watcher_on_another_process_sees_moves_through_redis(server, shared_env,
                 assert seen == state and seen["v"] == i + 1
     finally:
         other.stop()
+
+
+@pytest.mark.redis
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL not set")
+def test_two_workers_share_one_port_and_every_socket_hears_the_moves(shared_env, tmp_path):  # noqa: ANN001
+    """`server.serve --workers 2`: two daphne processes on one port (SO_REUSEPORT). Sockets land
+    on either; a watcher hears every move whichever process its socket and the player's are on."""
+    server = Daphne(shared_env, tmp_path / "daphne-2w.log", workers=2)
+    try:
+        assert len(server.pids()) == 3  # the supervisor and two workers
+        owner_token = register(server, "twoworkers")
+        watcher_token = register(server, "twowatcher")
+        status, game = server.call(
+            "POST", "/api/games", {"variant": "spanish", "deal": 5}, owner_token
+        )
+        assert status == 201
+        path = f"/ws/games/{game['id']}"
+        with ExitStack() as stack:
+            watchers = [stack.enter_context(ws(server, path, watcher_token)) for _ in range(6)]
+            for watcher in watchers:
+                assert recv(watcher)["v"] == 0
+            owner = stack.enter_context(ws(server, path, owner_token))
+            state = recv(owner)
+            for i in range(3):
+                move = state["d"]["legal_moves"][0]
+                owner.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"]}}))
+                assert recv(owner)["t"] == "ack"
+                state = recv(owner)
+                assert all(recv(w) == state for w in watchers) and state["v"] == i + 1
+    finally:
+        server.stop()
+    assert all(not Path(f"/proc/{pid}").exists() for pid in server.pids()[1:])

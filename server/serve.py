@@ -1,0 +1,146 @@
+"""Serve the project with daphne: one process, or several sharing one port.
+
+    python -m server.serve [--host 127.0.0.1] [--port 8000] [--workers N]
+
+One daphne process runs its event loop, and so every socket's Python work, on one core. To use
+more cores, this starts `--workers` daphne processes (WEB_WORKERS; by default 1 without Redis,
+one per core with it). Each worker gets a listening socket of its own, bound to the same
+address with SO_REUSEPORT, so the kernel spreads new connections over the workers: no proxy
+in between, and nothing in Python on the path of a frame.
+
+Several workers need REDIS_URL: a watcher's socket may be on another process than the
+player's, and only a shared channel layer carries the move across. Without Redis (the embedded
+default) more than one worker is refused rather than served with silent gaps.
+
+The supervisor passes SIGINT/SIGTERM on to its workers, and if one worker dies it stops the
+others and exits with that worker's code, so a process manager sees the failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+APPLICATION = "server.asgi:application"
+
+
+def default_workers(environ: os._Environ | dict[str, str] = os.environ) -> int:
+    """WEB_WORKERS if set; else one per core when a shared channel layer exists, else one."""
+    if environ.get("WEB_WORKERS"):
+        return int(environ["WEB_WORKERS"])
+    return (os.cpu_count() or 1) if environ.get("REDIS_URL") else 1
+
+
+def check_workers(workers: int, host: str, environ: os._Environ | dict[str, str]) -> str | None:
+    """Why this many workers cannot serve, or None if they can."""
+    if workers < 1:
+        return "--workers must be at least 1."
+    if workers == 1:
+        return None
+    if not environ.get("REDIS_URL"):
+        return (
+            "More than one worker needs REDIS_URL: without a shared channel layer a watcher on "
+            "one process would miss moves made on another. Set REDIS_URL or use --workers 1."
+        )
+    if not hasattr(socket, "SO_REUSEPORT"):
+        return "More than one worker needs SO_REUSEPORT, which this platform lacks."
+    try:
+        if ipaddress.ip_address(host).version != 4:
+            return "More than one worker listens on IPv4 addresses only; use --workers 1."
+    except ValueError:
+        return f"More than one worker needs a numeric IPv4 host, not '{host}'."
+    return None
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening socket that other workers may bind to the same address (SO_REUSEPORT)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    return sock
+
+
+def daphne_args(extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "daphne", *extra, APPLICATION]
+
+
+def _die_with_parent() -> None:
+    """In a worker, before exec: get SIGTERM if the supervisor dies (Linux), so a killed
+    supervisor leaves no worker holding the port."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def start_workers(host: str, port: int, workers: int, daphne_extra: list[str]) -> list:
+    """The worker processes; with one worker, plain daphne on host and port."""
+    if workers == 1:
+        args = daphne_args(["-b", host, "-p", str(port), *daphne_extra])
+        return [subprocess.Popen(args, preexec_fn=_die_with_parent)]
+    sockets = [listening_socket(host, port) for _ in range(workers)]
+    procs = []
+    for sock in sockets:
+        fd = sock.fileno()
+        procs.append(
+            subprocess.Popen(
+                daphne_args(["--fd", str(fd), *daphne_extra]),
+                pass_fds=(fd,),
+                preexec_fn=_die_with_parent,
+            )
+        )
+    for sock in sockets:
+        sock.close()  # the workers hold their own copies
+    return procs
+
+
+def supervise(procs: list[subprocess.Popen]) -> int:
+    """Wait until a worker exits or we are told to stop; then stop the rest."""
+    stopping = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    code = 0
+    while True:
+        exited = [p for p in procs if p.poll() is not None]
+        if exited and not stopping:
+            code = exited[0].returncode or 1
+            print(f"worker {exited[0].pid} exited ({code}): stopping the others", file=sys.stderr)
+            stop(signal.SIGTERM, None)
+        if len(exited) == len(procs):
+            return code
+        time.sleep(0.2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--workers", type=int, default=None)
+    args, daphne_extra = parser.parse_known_args(argv)
+    workers = args.workers if args.workers is not None else default_workers()
+    problem = check_workers(workers, args.host, os.environ)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    procs = start_workers(args.host, args.port, workers, daphne_extra)
+    return supervise(procs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""server.serve: how many daphne workers, and when more than one is refused."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from server import serve
+
+
+def test_one_worker_by_default_without_redis():
+    assert serve.default_workers({}) == 1
+
+
+def test_one_worker_per_core_with_redis(monkeypatch):  # noqa: ANN001
+    monkeypatch.setattr(serve.os, "cpu_count", lambda: 4)
+    assert serve.default_workers({"REDIS_URL": "redis://x"}) == 4
+
+
+def test_web_workers_overrides_the_default():
+    assert serve.default_workers({"WEB_WORKERS": "3"}) == 3
+
+
+def test_one_worker_needs_nothing():
+    assert serve.check_workers(1, "::1", {}) is None
+
+
+@pytest.mark.parametrize(
+    ("workers", "host", "env", "says"),
+    [
+        (0, "127.0.0.1", {}, "at least 1"),
+        (2, "127.0.0.1", {}, "REDIS_URL"),
+        (2, "::1", {"REDIS_URL": "redis://x"}, "IPv4"),
+        (2, "localhost", {"REDIS_URL": "redis://x"}, "numeric IPv4"),
+    ],
+)
+def test_more_workers_are_refused_with_a_reason(workers, host, env, says):  # noqa: ANN001
+    assert says in serve.check_workers(workers, host, env)
+
+
+def test_workers_may_all_bind_the_same_port():
+    first = serve.listening_socket("127.0.0.1", 0)
+    port = first.getsockname()[1]
+    try:
+        second = serve.listening_socket("127.0.0.1", port)
+        second.close()
+        with pytest.raises(OSError), socket.create_server(("127.0.0.1", port)):
+            pass  # a plain socket without SO_REUSEPORT may not
+    finally:
+        first.close()
+
+
+def test_main_refuses_two_workers_without_redis(monkeypatch, capsys):  # noqa: ANN001
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert serve.main(["--workers", "2"]) == 2
+    assert "REDIS_URL" in capsys.readouterr().err
