@@ -105,10 +105,14 @@ class JsonFrameConsumer(AsyncWebsocketConsumer):
     async def on_connect(self) -> None:
         raise NotImplementedError
 
-    async def join(self, group: str, first_frame: dict[str, Any]) -> None:
-        """Subscribe to the group that fans out this socket's updates, then send the first."""
+    async def subscribe(self, group: str) -> None:
+        """Join the group that fans out this socket's updates (left again at disconnect)."""
         self.group = group
         await self.channel_layer.group_add(group, self.channel_name)
+
+    async def join(self, group: str, first_frame: dict[str, Any]) -> None:
+        """Subscribe, then send the first frame."""
+        await self.subscribe(group)
         await self.send_frame(first_frame)
 
     async def refuse_connection(self, error: AppError, close_code: int) -> None:
@@ -255,18 +259,24 @@ class GameConsumer(JsonFrameConsumer):
     frame_types = ("move", "undo", "resign", "sync", "ping")
 
     async def on_connect(self) -> None:
+        """Join the game's group *before* loading the state to start from: a move committed
+        after that load reaches this socket through the group, one committed before is in the
+        state, so none falls in between (server.channel_layer.RedisLayer relies on it)."""
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
+        await self.subscribe(game_group(self.game_id))
         loaded = await _db(_load_state)(self.game_id, self.user)
         if isinstance(loaded, AppError):
             code = CLOSE_NOT_FOUND if loaded.code == "not_found" else CLOSE_FORBIDDEN
             return await self.refuse_connection(loaded, code)
         owner_id, self.version, frame = loaded
         self.is_owner = owner_id == self.user.id
-        await self.join(game_group(self.game_id), frame)
+        self.admitted = True
+        await self.send_frame(frame)
 
     async def game_frame(self, event: dict) -> None:
-        """A frame fanned out to the game's group (skipping the socket that already has it)."""
-        if event.get("exclude") == self.channel_name:
+        """A frame fanned out to the game's group (skipping the socket that already has it).
+        A socket refused at connect was in the group for a moment: it hears nothing."""
+        if event.get("exclude") == self.channel_name or not getattr(self, "admitted", False):
             return
         if event["t"] == "state":
             self.version = event["v"]

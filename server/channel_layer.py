@@ -8,7 +8,7 @@ expire after a minute, so being a second late to drop one changes nothing), and 
 puts the message on each member's queue directly: `send` never waits, so nothing is lost.
 A group message may name one channel to leave out (`"exclude"`, the socket that already has
 the frame); other layers deliver it there too, and the consumer drops it.
-Used only when REDIS_URL is unset (one process); production uses channels_redis.
+Used only when REDIS_URL is unset (one process); production uses `RedisLayer` below.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import time
 
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
+from channels_redis.core import RedisChannelLayer
 
 
 class InProcessChannelLayer(InMemoryChannelLayer):
@@ -45,3 +46,28 @@ class InProcessChannelLayer(InMemoryChannelLayer):
             # As in the base layer, a full channel misses this message.
             with contextlib.suppress(ChannelFull):
                 await self.send(channel, message)
+
+
+class RedisLayer(RedisChannelLayer):
+    """channels_redis' layer, minus the group send that nobody else would hear.
+
+    Most games are played with nobody watching: the only member of the game's group is the
+    mover's own socket, which already has its frame. channels_redis spends four round trips on
+    a group send (expire, list, trim, deliver), and then the mover's process pops the message
+    only to drop it: measured, a move cost the server 1.1-1.2 ms of CPU on Redis against 0.5 ms
+    on the in-process layer. Here a send that names a channel to leave out (`"exclude"`) first
+    reads at most two members, one round trip, and stops if there is no one else.
+
+    No watcher is missed for it: a game socket joins the group before it loads the state it
+    starts from (games.consumers), and the move's send starts after its commit, so a socket
+    that this read misses joined after the commit and loads the move with its first state.
+    """
+
+    async def group_send(self, group: str, message: dict) -> None:
+        skip = message.get("exclude")
+        if skip is not None:
+            connection = self.connection(self.consistent_hash(group))
+            members = await connection.zrange(self._group_key(group), 0, 1)
+            if all(member.decode() == skip for member in members):
+                return
+        await super().group_send(group, message)

@@ -147,7 +147,7 @@ if REDIS_URL:
     REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", "1000"))
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "server.channel_layer.RedisLayer",
             "CONFIG": {
                 "hosts": [
                     {

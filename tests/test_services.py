@@ -9,6 +9,7 @@ import asyncio
 import os
 
 import pytest
+from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 from django.db import connection
 
@@ -32,7 +33,7 @@ async def test_redis_url_selects_a_working_redis_channel_layer():
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
-    assert type(layer).__name__ == "RedisChannelLayer"
+    assert isinstance(layer, RedisChannelLayer)
     channel = await layer.new_channel()
     await layer.group_add("svc-test", channel)
     await layer.group_send("svc-test", {"type": "x", "n": 1})
@@ -70,6 +71,25 @@ async def test_redis_layer_takes_hundreds_of_operations_at_once():
     got = await asyncio.gather(*(layer.receive(ch) for ch in channels))
     assert [m["n"] for m in got] == list(range(300))
     await asyncio.gather(*(layer.group_discard("svc-many", ch) for ch in channels))
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_skips_a_group_send_that_only_the_excluded_channel_would_hear():
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    mover, watcher = await layer.new_channel(), await layer.new_channel()
+    await layer.group_add("svc-skip", mover)
+    await layer.group_send("svc-skip", {"type": "x", "n": 1, "exclude": mover})
+    await layer.group_send("svc-skip", {"type": "x", "n": 2})  # no exclusion: sent
+    assert (await asyncio.wait_for(layer.receive(mover), timeout=5))["n"] == 2
+    await layer.group_add("svc-skip", watcher)
+    await layer.group_send("svc-skip", {"type": "x", "n": 3, "exclude": mover})
+    assert (await asyncio.wait_for(layer.receive(watcher), timeout=5))["n"] == 3
+    assert (await asyncio.wait_for(layer.receive(mover), timeout=5))["n"] == 3  # it drops it
+    for channel in (mover, watcher):
+        await layer.group_discard("svc-skip", channel)
 
 
 def test_embedded_default_without_urls():

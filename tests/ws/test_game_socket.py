@@ -215,3 +215,24 @@ async def test_rest_move_reaches_the_socket(user):  # noqa: ANN001
     pushed = await recv(comm)
     assert pushed["t"] == "state" and pushed["v"] == 1 and pushed["d"]["last_move"] == move
     await comm.disconnect()
+
+
+async def test_a_socket_refused_at_connect_hears_none_of_the_games_moves(user, other_user):  # noqa: ANN001
+    """A game socket joins its group before it loads (so no move falls between the two); one
+    refused there, here a watcher of a ranked attempt still running, must not hear a frame."""
+    from games import clock
+    from tests.conftest import client_for
+
+    api = client_for(user)
+    date = clock.today().isoformat()
+    game = (await database_sync_to_async(api.post)(f"/api/daily/{date}/portuguese/play")).json()
+    refused = await connect(f"/ws/games/{game['id']}", other_user)
+    assert (await recv(refused))["d"]["code"] == "forbidden"
+    assert (await refused.receive_output(timeout=3)) == {"type": "websocket.close", "code": 4403}
+    move = game["state"]["legal_moves"][0]
+    played = await database_sync_to_async(api.post)(
+        f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json"
+    )
+    assert played.status_code == 200
+    assert await refused.receive_nothing(timeout=0.5)
+    await refused.disconnect()
