@@ -14,4 +14,5 @@ RUN pip install --no-cache-dir . && python manage.py collectstatic --noinput
 
 EXPOSE 8000
 # Migrate, then serve. Daily challenges are made on the first request of a day if no job ran.
-CMD ["sh", "-c", "python manage.py migrate --noinput && daphne -b 0.0.0.0 -p 8000 server.asgi:application"]
+# server.serve: one daphne worker per core when REDIS_URL is set (WEB_WORKERS overrides).
+CMD ["sh", "-c", "python manage.py migrate --noinput && python -m server.serve --host 0.0.0.0 --port 8000"]

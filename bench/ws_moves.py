@@ -1,15 +1,18 @@
 """WebSocket move throughput and latency against real daphne, beside a bare echo consumer.
 
-    python bench/ws_moves.py [--clients 1 10 100] [--seconds 10] [--backends sqlite postgres]
+    python bench/ws_moves.py [--clients 1 10 100] [--seconds 10]
+                             [--backends sqlite postgres postgres-redis] [--workers N]
 
-For each backend it starts one daphne process (SQLite file, or PostgreSQL from
-BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/arena_bench, created if
-missing), then for each client count N: N users each play a real game over their own socket
-(send a random legal move, wait for the `state` frame, repeat), and, on the same server in the
-same run, N sockets send a frame of the same size to /ws/echo and wait for it back (the
-ceiling). It prints moves (or echoes) per second, p50/p99 latency from send to reply, and the
-daphne process's CPU time per message (which, unlike the rates, hardly depends on what else
-the machine is running).
+For each backend it starts the server as `make run` does (server.serve): `sqlite` and
+`postgres` on one daphne process with the in-process channel layer, `postgres-redis` with
+Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/1) and --workers daphne processes
+(default: one per core) on one port. PostgreSQL is BENCH_DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432/arena_bench, created if missing. Then for each client
+count N: N users each play a real game over their own socket (send a random legal move, wait
+for the `state` frame, repeat), and, on the same server in the same run, N sockets send a
+frame of the same size to /ws/echo and wait for it back (the ceiling). It prints moves (or
+echoes) per second, p50/p99 latency from send to reply, and the server processes' CPU time
+per message (which, unlike the rates, hardly depends on what else the machine is running).
 
 The per-socket rate limit and the sign-up throttle are raised for the run so the numbers measure
 the server, not the limiter. Clients run in this process, on the same 2 cores as the server.
@@ -35,6 +38,7 @@ from websockets.asyncio.client import connect  # noqa: E402
 from tests.live_server import Daphne, migrate, server_env  # noqa: E402
 
 VARIANT = "spanish"  # rarely stuck: long games, no re-deals during a run
+BACKENDS = ("sqlite", "postgres", "postgres-redis")
 
 
 def ensure_pg_database(url: str) -> None:
@@ -68,6 +72,9 @@ def start_server(backend: str, workdir: Path, workers: int = 1) -> Daphne:
         env["DATABASE_URL"] = url
     if backend.endswith("redis"):
         env["REDIS_URL"] = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/1")
+        import redis
+
+        redis.Redis.from_url(env["REDIS_URL"]).flushdb()  # no groups left from an earlier run
     migrate(env)
     return Daphne(env, workdir / f"daphne-{backend}.log", workers=workers)
 
@@ -198,19 +205,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
     parser.add_argument(
-        "--backends", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"]
+        "--workers", type=int, default=os.cpu_count() or 1, help="daphne processes with Redis"
     )
     args = parser.parse_args()
     rows = []
     for backend in args.backends:
+        workers = args.workers if backend.endswith("redis") else 1
         with tempfile.TemporaryDirectory() as tmp:
-            server = start_server(backend, Path(tmp))
+            server = start_server(backend, Path(tmp), workers)
             try:
                 for n in args.clients:
                     echo = asyncio.run(run_echo(server, n, args.seconds))
                     moves = asyncio.run(run_moves(server, n, args.seconds))
-                    rows.append((backend, n, echo, moves))
+                    rows.append((f"{backend} ×{workers}", n, echo, moves))
                     print(
                         f"  {backend} N={n}: echo {echo[0]:.0f}/s, moves {moves[0]:.0f}/s",
                         file=sys.stderr,
@@ -221,7 +230,7 @@ def main() -> None:
     print()
     print(
         f"WebSocket moves vs echo ceiling ({args.seconds:.0f} s per cell, {VARIANT} games, "
-        "clients in-process on the same machine)"
+        "clients in-process on the same machine; ×N: daphne processes)"
     )
     header = (
         "| backend | clients | echo msg/s | echo p50 ms | echo p99 ms | moves/s "

@@ -152,3 +152,14 @@ def close_game_db_threads(django_db_blocker):  # noqa: ANN001, ANN201
                     "WHERE datname = current_database() AND pid <> pg_backend_pid()"
                 )
         connection.close()
+
+
+@pytest.fixture
+async def close_sockets_left_open():  # noqa: ANN201
+    """Disconnect the consumer-test sockets a test left open (tests.ws.helpers.OPEN), so each
+    consumer ends through its disconnect handler, not by having its tasks cancelled with the
+    test's event loop (on Redis a cancelled receive could leave the teardown waiting)."""
+    from tests.ws.helpers import close_open_sockets
+
+    yield
+    await close_open_sockets()

@@ -83,6 +83,7 @@ def test_whole_games_never_show_a_face_down_card(variant, deal, user, other_user
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_sockets_left_open")
 @pytest.mark.parametrize("variant", ["countess", "barricade"])
 async def test_socket_frames_never_show_a_face_down_card(variant, user, other_user):  # noqa: ANN001
     from games import services

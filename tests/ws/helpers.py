@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from channels.db import database_sync_to_async
@@ -14,11 +15,28 @@ async def token_of(user) -> str:  # noqa: ANN001
     return await database_sync_to_async(lambda: user.auth_token.key)()
 
 
+# Sockets a test opened; `close_open_sockets` disconnects those the test left open, so each
+# consumer ends through its disconnect handler, not by having its tasks cancelled with the loop.
+OPEN: list[WebsocketCommunicator] = []
+
+
+async def close_open_sockets() -> None:
+    while OPEN:
+        comm = OPEN.pop()
+        with contextlib.suppress(Exception):  # already gone: nothing is left to close
+            await comm.disconnect()
+
+
+def track(comm: WebsocketCommunicator) -> WebsocketCommunicator:
+    OPEN.append(comm)
+    return comm
+
+
 async def connect(path: str, user=None) -> WebsocketCommunicator:  # noqa: ANN001
     headers = []
     if user is not None:
         headers.append((b"authorization", f"Token {await token_of(user)}".encode()))
-    comm = WebsocketCommunicator(application, path, headers=headers)
+    comm = track(WebsocketCommunicator(application, path, headers=headers))
     connected, _ = await comm.connect()
     assert connected
     return comm

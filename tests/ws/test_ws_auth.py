@@ -7,12 +7,13 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from server.asgi import application
+from tests.ws.helpers import track
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def communicator(path: str, headers: list[tuple[bytes, bytes]] | None = None):  # noqa: ANN201
-    return WebsocketCommunicator(application, path, headers=headers or [])
+    return track(WebsocketCommunicator(application, path, headers=headers or []))
 
 
 async def test_token_header_is_accepted(user):  # noqa: ANN001
