@@ -9,8 +9,8 @@ collector never walks; collections still run as often (so cycles made while serv
 still freed), they just no longer re-check the startup heap. The same run then had an echo
 p99 of 34-41 ms.
 
-Freeze after the modules that requests import lazily (the URLconf and its views) are loaded,
-so they are frozen too. GC_FREEZE=0 turns this off.
+Freeze after the modules that requests import lazily (the URLconf and its views, the channel
+layer) are loaded, so they are frozen too. GC_FREEZE=0 turns this off.
 """
 
 from __future__ import annotations
@@ -23,9 +23,12 @@ def freeze_startup_heap() -> bool:
     """Load what the first request would, then freeze the heap. Returns whether it froze."""
     if os.environ.get("GC_FREEZE", "1") == "0":
         return False
+    from channels.layers import get_channel_layer
     from django.urls import get_resolver
 
     get_resolver().url_patterns  # noqa: B018 - imports every view module now, not mid-request
+    get_channel_layer()  # and the layer's modules (redis' are large), made on first socket
     gc.collect()  # free startup garbage first: nothing frozen is ever freed
     gc.freeze()
     return True
+
