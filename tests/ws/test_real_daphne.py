@@ -45,6 +45,17 @@ def recv(sock) -> dict:  # noqa: ANN001
     return json.loads(sock.recv(timeout=10))
 
 
+def play_watched(owner, watchers, moves: int = 3) -> None:  # noqa: ANN001
+    """The owner plays its first legal move `moves` times; every watcher hears each state."""
+    state = recv(owner)
+    for i in range(moves):
+        move = state["d"]["legal_moves"][0]
+        owner.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"]}}))
+        assert recv(owner)["t"] == "ack"
+        state = recv(owner)
+        assert state["v"] == i + 1 and all(recv(w) == state for w in watchers)
+
+
 def test_play_a_game_over_a_real_socket(server):  # noqa: ANN001
     token = register(server, "realsock")
     status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 11}, token)
@@ -95,14 +106,7 @@ def test_watcher_on_another_process_sees_moves_through_redis(server, shared_env,
             ws(server, f"/ws/games/{game['id']}", owner_token) as owner,
         ):
             assert recv(watcher)["v"] == 0
-            state = recv(owner)
-            for i in range(3):
-                move = state["d"]["legal_moves"][0]
-                owner.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"]}}))
-                assert recv(owner)["t"] == "ack"
-                state = recv(owner)
-                seen = recv(watcher)
-                assert seen == state and seen["v"] == i + 1
+            play_watched(owner, [watcher])
     finally:
         other.stop()
 
@@ -126,14 +130,8 @@ def test_two_workers_share_one_port_and_every_socket_hears_the_moves(shared_env,
             watchers = [stack.enter_context(ws(server, path, watcher_token)) for _ in range(6)]
             for watcher in watchers:
                 assert recv(watcher)["v"] == 0
-            owner = stack.enter_context(ws(server, path, owner_token))
-            state = recv(owner)
-            for i in range(3):
-                move = state["d"]["legal_moves"][0]
-                owner.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"]}}))
-                assert recv(owner)["t"] == "ack"
-                state = recv(owner)
-                assert all(recv(w) == state for w in watchers) and state["v"] == i + 1
+            play_watched(stack.enter_context(ws(server, path, owner_token)), watchers)
+        workers = server.pids()[1:]
     finally:
         server.stop()
-    assert all(not Path(f"/proc/{pid}").exists() for pid in server.pids()[1:])
+    assert len(workers) == 2 and not any(Path(f"/proc/{pid}").exists() for pid in workers)
