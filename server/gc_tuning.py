@@ -31,4 +31,3 @@ def freeze_startup_heap() -> bool:
     gc.collect()  # free startup garbage first: nothing frozen is ever freed
     gc.freeze()
     return True
-

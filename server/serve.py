@@ -50,12 +50,21 @@ def check_workers(workers: int, host: str, environ: os._Environ | dict[str, str]
         )
     if not hasattr(socket, "SO_REUSEPORT"):
         return "More than one worker needs SO_REUSEPORT, which this platform lacks."
-    try:
-        if ipaddress.ip_address(host).version != 4:
-            return "More than one worker listens on IPv4 addresses only; use --workers 1."
-    except ValueError:
-        return f"More than one worker needs a numeric IPv4 host, not '{host}'."
+    if ipv4_address(host) is None:
+        return f"More than one worker listens on IPv4 only, and '{host}' has no IPv4 address."
     return None
+
+
+def ipv4_address(host: str) -> str | None:
+    """The IPv4 address the workers bind for `host` (a name is resolved), or None."""
+    try:
+        return host if ipaddress.ip_address(host).version == 4 else None
+    except ValueError:
+        pass
+    try:
+        return socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+    except (OSError, IndexError):
+        return None
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -86,7 +95,8 @@ def start_workers(host: str, port: int, workers: int, daphne_extra: list[str]) -
     if workers == 1:
         args = daphne_args(["-b", host, "-p", str(port), *daphne_extra])
         return [subprocess.Popen(args, preexec_fn=_die_with_parent)]
-    sockets = [listening_socket(host, port) for _ in range(workers)]
+    address = ipv4_address(host) or host
+    sockets = [listening_socket(address, port) for _ in range(workers)]
     procs = []
     for sock in sockets:
         fd = sock.fileno()
@@ -133,8 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--workers", type=int, default=None)
     args, daphne_extra = parser.parse_known_args(argv)
+    chosen = args.workers is not None or bool(os.environ.get("WEB_WORKERS"))
     workers = args.workers if args.workers is not None else default_workers()
     problem = check_workers(workers, args.host, os.environ)
+    if problem and not chosen:
+        # Only the default asked for more: serve on one worker rather than not at all.
+        print(f"{problem} Serving with one worker.", file=sys.stderr)
+        workers, problem = 1, None
     if problem:
         print(problem, file=sys.stderr)
         return 2

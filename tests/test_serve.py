@@ -32,11 +32,29 @@ def test_one_worker_needs_nothing():
         (0, "127.0.0.1", {}, "at least 1"),
         (2, "127.0.0.1", {}, "REDIS_URL"),
         (2, "::1", {"REDIS_URL": "redis://x"}, "IPv4"),
-        (2, "localhost", {"REDIS_URL": "redis://x"}, "numeric IPv4"),
+        (2, "no-such-host.invalid", {"REDIS_URL": "redis://x"}, "no IPv4 address"),
     ],
 )
 def test_more_workers_are_refused_with_a_reason(workers, host, env, says):  # noqa: ANN001
     assert says in serve.check_workers(workers, host, env)
+
+
+def test_a_host_name_is_resolved_for_the_workers():
+    assert serve.ipv4_address("localhost") == "127.0.0.1"
+    assert serve.ipv4_address("10.1.2.3") == "10.1.2.3"
+    assert serve.ipv4_address("::1") is None
+    assert serve.check_workers(2, "localhost", {"REDIS_URL": "redis://x"}) is None
+
+
+def test_the_default_falls_back_to_one_worker_where_more_cannot_listen(monkeypatch):  # noqa: ANN001
+    started = {}
+    monkeypatch.setenv("REDIS_URL", "redis://x")
+    monkeypatch.delenv("WEB_WORKERS", raising=False)
+    monkeypatch.setattr(serve.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(serve, "start_workers", lambda h, p, n, extra: started.update(n=n) or [])
+    monkeypatch.setattr(serve, "supervise", lambda procs: 0)
+    assert serve.main(["--host", "::1"]) == 0 and started["n"] == 1
+    assert serve.main(["--host", "::1", "--workers", "2"]) == 2  # asked for: refused
 
 
 def test_workers_may_all_bind_the_same_port():
