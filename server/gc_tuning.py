@@ -6,8 +6,8 @@ PostgreSQL, each full pass stopped the event loop for 90-120 ms, a dozen times i
 and every socket waited through it: the bare echo socket's p99 at 100 clients was 89 ms, its
 p50 21 ms. `gc.freeze()` moves everything alive at that moment into a generation the
 collector never walks; collections still run as often (so cycles made while serving are
-still freed), they just no longer re-check the startup heap. The same run then had an echo
-p99 of 34-41 ms.
+still freed), they just no longer re-check the startup heap. With it, six such runs had an
+echo p99 of 34-50 ms (89 and 122 ms in two runs without it).
 
 Freeze after the modules that requests import lazily (the URLconf and its views, the channel
 layer) are loaded, so they are frozen too. GC_FREEZE=0 turns this off.
