@@ -10,9 +10,10 @@ Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/1) and --workers daphne p
 postgres://postgres@127.0.0.1:5432/arena_bench, created if missing. Then for each client
 count N: N users each play a real game over their own socket (send a random legal move, wait
 for the `state` frame, repeat), and, on the same server in the same run, N sockets send a
-frame of the same size to /ws/echo and wait for it back (the ceiling). It prints moves (or
-echoes) per second, p50/p99 latency from send to reply, and the server processes' CPU time
-per message (which, unlike the rates, hardly depends on what else the machine is running).
+frame of the same size to /ws/echo and wait for it back (the ceiling). The clock of a cell
+starts once all N sockets are open (`StartLine`). It prints moves (or echoes) per second,
+p50/p99 latency from send to reply, and the server processes' CPU time per message (which,
+unlike the rates, hardly depends on what else the machine is running).
 
 The per-socket rate limit and the sign-up throttle are raised for the run so the numbers measure
 the server, not the limiter. Clients run in this process, on the same 2 cores as the server.
@@ -115,11 +116,38 @@ async def make_players(server: Daphne, n: int, tag: str) -> list[tuple[str, int]
     return await asyncio.gather(*(asyncio.to_thread(setup, i) for i in range(n)))
 
 
+class StartLine:
+    """Holds the clients of a cell until all N sockets are open, then starts its clock.
+
+    Opening a socket is not playing on it: a hundred sockets opening at once (a token check and
+    a first state each, on the server's database threads) slowed the first second of every
+    cell, and its moves were in the latencies. Until 2026-11-22 the clock started before the
+    connects; the README's tables say which way each was measured.
+    """
+
+    def __init__(self, server: Daphne, n: int, seconds: float) -> None:
+        self.server, self.n, self.seconds = server, n, seconds
+        self.arrived = 0
+        self.go = asyncio.Event()
+        self.created = time.perf_counter()
+
+    async def wait(self) -> float:
+        """Wait for the others; returns when to stop."""
+        self.arrived += 1
+        if self.arrived == self.n:
+            self.started = time.perf_counter()
+            self.cpu = server_cpu_seconds(self.server)
+            self.until = self.started + self.seconds
+            self.go.set()
+        await self.go.wait()
+        return self.until
+
+
 async def play_client(
     server: Daphne,
     token: str,
     game_id: int,
-    until: float,
+    start: StartLine,
     latencies: list[float],
     rng: random.Random,
 ) -> int:
@@ -129,6 +157,7 @@ async def play_client(
         f"{server.ws}/ws/games/{game_id}", additional_headers=headers, max_size=2**20
     ) as ws:
         state = json.loads(await ws.recv())
+        until = await start.wait()
         while time.perf_counter() < until:
             moves = state["d"]["legal_moves"]
             if state["d"]["status"] != "playing" or not moves:
@@ -149,11 +178,12 @@ async def play_client(
 
 
 async def echo_client(
-    server: Daphne, token: str, until: float, latencies: list[float], payload: str
+    server: Daphne, token: str, start: StartLine, latencies: list[float], payload: str
 ) -> int:
     headers = {"Authorization": f"Token {token}"}
     done = 0
     async with connect(f"{server.ws}/ws/echo", additional_headers=headers) as ws:
+        until = await start.wait()
         while time.perf_counter() < until:
             sent = time.perf_counter()
             await ws.send(payload)
@@ -163,42 +193,46 @@ async def echo_client(
     return done
 
 
-async def run_moves(server: Daphne, n: int, seconds: float) -> tuple[float, float, float]:
+async def run_moves(server: Daphne, n: int, seconds: float) -> tuple[float, ...]:
     players = await make_players(server, n, "m")
     latencies: list[float] = []
-    until = time.perf_counter() + seconds
-    started, cpu = time.perf_counter(), server_cpu_seconds(server)
+    start = StartLine(server, n, seconds)
     counts = await asyncio.gather(
         *(
-            play_client(server, tok, gid, until, latencies, random.Random(i))
+            play_client(server, tok, gid, start, latencies, random.Random(i))
             for i, (tok, gid) in enumerate(players)
         )
     )
-    return summary(server, started, cpu, sum(counts), latencies)
+    return summary(server, start, sum(counts), latencies)
 
 
-async def run_echo(server: Daphne, n: int, seconds: float) -> tuple[float, float, float]:
+async def run_echo(server: Daphne, n: int, seconds: float) -> tuple[float, ...]:
     players = await make_players(server, n, "e")
     # A frame the size of a move frame out and a state frame back, roughly.
     payload = json.dumps(
         {"t": "move", "d": {"move": "t3-t10", "v": 123, "id": 45}, "pad": "x" * 900}
     )
     latencies: list[float] = []
-    until = time.perf_counter() + seconds
-    started, cpu = time.perf_counter(), server_cpu_seconds(server)
+    start = StartLine(server, n, seconds)
     counts = await asyncio.gather(
-        *(echo_client(server, tok, until, latencies, payload) for tok, _ in players)
+        *(echo_client(server, tok, start, latencies, payload) for tok, _ in players)
     )
-    return summary(server, started, cpu, sum(counts), latencies)
+    return summary(server, start, sum(counts), latencies)
 
 
 def summary(
-    server: Daphne, started: float, cpu: float, count: int, latencies: list[float]
-) -> tuple[float, float, float, float]:
-    """(per second, p50, p99, server CPU seconds per message) of one cell."""
-    elapsed = time.perf_counter() - started
-    cpu_per = (server_cpu_seconds(server) - cpu) / count if count else float("nan")
-    return count / elapsed, percentile(latencies, 0.5), percentile(latencies, 0.99), cpu_per
+    server: Daphne, start: StartLine, count: int, latencies: list[float]
+) -> tuple[float, float, float, float, float]:
+    """(per second, p50, p99, server CPU seconds per message, seconds to open every socket)."""
+    elapsed = time.perf_counter() - start.started
+    cpu_per = (server_cpu_seconds(server) - start.cpu) / count if count else float("nan")
+    return (
+        count / elapsed,
+        percentile(latencies, 0.5),
+        percentile(latencies, 0.99),
+        cpu_per,
+        start.started - start.created,
+    )
 
 
 def main() -> None:
@@ -221,7 +255,8 @@ def main() -> None:
                     moves = asyncio.run(run_moves(server, n, args.seconds))
                     rows.append((f"{backend} ×{workers}", n, echo, moves))
                     print(
-                        f"  {backend} N={n}: echo {echo[0]:.0f}/s, moves {moves[0]:.0f}/s",
+                        f"  {backend} N={n}: echo {echo[0]:.0f}/s, moves {moves[0]:.0f}/s "
+                        f"(all sockets open in {echo[4] * 1000:.0f} / {moves[4] * 1000:.0f} ms)",
                         file=sys.stderr,
                         flush=True,
                     )
@@ -229,8 +264,9 @@ def main() -> None:
                 server.stop()
     print()
     print(
-        f"WebSocket moves vs echo ceiling ({args.seconds:.0f} s per cell, {VARIANT} games, "
-        "clients in-process on the same machine; ×N: daphne processes)"
+        f"WebSocket moves vs echo ceiling ({args.seconds:.0f} s per cell from the moment all "
+        f"sockets are open, {VARIANT} games, clients in-process on the same machine; "
+        "×N: daphne processes)"
     )
     header = (
         "| backend | clients | echo msg/s | echo p50 ms | echo p99 ms | moves/s "

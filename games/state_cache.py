@@ -32,6 +32,9 @@ class StateCache:
         return entry[1], entry[2]
 
     def put(self, game_id: int, version: int, state: engine.State, stored: dict) -> None:
+        """Keep `state` without its parents: a cached state that held every state before it
+        grew by one per move, and each full garbage collection walked them all."""
+        state = state.detached()
         entries = self.entries
         entries.pop(game_id, None)  # re-inserted last: the oldest entries go first
         entries[game_id] = (version, state, stored)

@@ -9,6 +9,7 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 
+import server.request_connections  # noqa: E402, F401  (connects its request_finished receiver)
 from server.routing import websocket_urlpatterns  # noqa: E402
 from server.ws_auth import websocket_stack  # noqa: E402
 
@@ -19,6 +20,6 @@ application = ProtocolTypeRouter(
     }
 )
 
-from server.gc_tuning import freeze_startup_heap  # noqa: E402
+from server.gc_tuning import tune_collector  # noqa: E402
 
-freeze_startup_heap()
+tune_collector()

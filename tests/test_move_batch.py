@@ -139,6 +139,17 @@ def test_only_committed_versions_reach_the_state_cache(user):  # noqa: ANN001
     assert state.last_move == second
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_state_cache_holds_positions_not_the_games_behind_them(user):  # noqa: ANN001
+    """Each state keeps its parent; a cached one that did held every state of its game."""
+    game = services.start_practice(user, "spanish", 3)
+    for v in range(6):
+        game.refresh_from_db()
+        services.play_move(game.pk, user, _legal(game)[0], v)
+    state, _ = state_cache.states.get(game.pk, 6)
+    assert state.parent is None and state.moves == 6
+
+
 def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
     cache = state_cache.StateCache(size=2)
     s = engine.new_game("portuguese", 1)

@@ -392,6 +392,20 @@ class State:
         do = self._do
         return [(m, do(PARSED[m], m)) for m in legal]
 
+    def detached(self) -> State:
+        """This position without its history: `parent` is None, so `undo` is refused.
+
+        Every state keeps the one before it, so holding a state holds the whole game that led
+        to it. A long-lived holder (the server's cache of games in play) wants the position only.
+        """
+        if self._parent is None:
+            return self
+        s = object.__new__(State)
+        for name in State.__slots__:
+            setattr(s, name, getattr(self, name))
+        s._parent = None
+        return s
+
     def undo(self) -> State:
         """The state before the last move."""
         if self._parent is None:

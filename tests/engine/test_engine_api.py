@@ -136,6 +136,21 @@ def test_pickle_keeps_history() -> None:
     assert t.undo() == s.undo()
 
 
+def test_detached_keeps_the_position_and_drops_the_history() -> None:
+    s = new_game("spanish", 7)
+    for _ in range(5):
+        s = s.apply(s.legal_moves()[0])
+    d = s.detached()
+    assert d == s and d.view() == s.view() and d.to_dict() == s.to_dict()
+    assert d.legal_moves() == s.legal_moves() and d.last_move == s.last_move
+    assert d.parent is None and s.parent is not None
+    with pytest.raises(EngineError):
+        d.undo()
+    assert d.detached() is d  # nothing left to drop
+    after = d.apply(d.legal_moves()[0])
+    assert after.parent is d
+
+
 def test_view_shape_matches_protocol() -> None:
     v = new_game("countess", 1).view()
     assert list(v) == [

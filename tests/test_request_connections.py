@@ -1,0 +1,44 @@
+"""server.request_connections: an HTTP request's connection is closed when it ends, under ASGI."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from channels.testing import HttpCommunicator
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import connection
+from django.db.backends.signals import connection_created
+
+from server.asgi import application
+from server.request_connections import close_request_thread_connections
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_asgi_request_closes_the_connection_its_thread_opened():
+    opened: list = []
+
+    def spy(sender, connection, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        opened.append((threading.current_thread(), connection))
+
+    connection_created.connect(spy)
+    communicator = HttpCommunicator(
+        application, "GET", "/api/health", headers=[(b"host", b"localhost")]
+    )
+    try:
+        response = await communicator.get_response()
+        await communicator.wait()  # the response is out; the handler is still closing it
+    finally:
+        connection_created.disconnect(spy)
+    assert response["status"] == 200
+    request_threads = [(t, c) for t, c in opened if t is not threading.main_thread()]
+    assert request_threads, "the request opened no connection of its own"
+    assert all(c.connection is None for _, c in request_threads)  # closed, not left for the GC
+
+
+@pytest.mark.django_db(transaction=True)
+def test_other_handlers_keep_their_connections():
+    """Management commands, tests and WSGI keep Django's own policy (CONN_MAX_AGE)."""
+    connection.ensure_connection()
+    close_request_thread_connections(sender=WSGIHandler)
+    assert connection.connection is not None
