@@ -78,7 +78,8 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 def daphne_args(extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "daphne", *extra, APPLICATION]
+    """A worker's command: daphne's own command line, on the project's reactor (server.worker)."""
+    return [sys.executable, "-m", "server.worker", *extra, APPLICATION]
 
 
 def _die_with_parent() -> None:
