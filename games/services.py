@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -283,17 +284,14 @@ _GAME_KEYS = ("version", "state", "fc", "seconds", "last_move_at", "status", "fi
 def _write_postgresql(moves: list[tuple], rows: list[tuple]) -> None:
     """The whole batch in one statement, whatever its size: its rows as two JSON documents.
 
-    One `json.dumps` per batch is far cheaper than adapting each value in Python (Django's
+    One JSON encoding per batch is far cheaper than adapting each value in Python (Django's
     cursor quotes every parameter into the SQL text; psycopg's array dumpers escape every
-    element), and one statement is one round trip.
+    element), and one statement is one round trip. orjson writes datetimes as RFC 3339, which
+    PostgreSQL reads back exactly.
     """
-
-    def iso(value: Any) -> Any:
-        return value.isoformat() if isinstance(value, dt.datetime) else value
-
-    move_rows = [dict(zip(_MOVE_KEYS, (g, n, a, iso(t)), strict=True)) for g, n, a, t in moves]
-    game_rows = [dict(zip(_GAME_KEYS, map(iso, row), strict=True)) for row in rows]
-    params = [json.dumps(move_rows), json.dumps(game_rows)]
+    move_rows = [dict(zip(_MOVE_KEYS, row, strict=True)) for row in moves]
+    game_rows = [dict(zip(_GAME_KEYS, row, strict=True)) for row in rows]
+    params = [orjson.dumps(move_rows).decode(), orjson.dumps(game_rows).decode()]
     with _pg_cursor() as cursor:
         cursor.execute(_WRITE_BATCH_PG, params)
 
