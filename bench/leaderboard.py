@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pgdb import fresh_pg_database
+
 ROOT = Path(__file__).resolve().parent.parent
 USERS = 10_000
 GAMES = 100_000
@@ -141,15 +143,6 @@ def child(backend: str, requests: int) -> None:
         print(f"| {backend} | {name} | {statistics.median(times):.2f} | {p99:.2f} |")
 
 
-def recreate_pg(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
@@ -174,7 +167,7 @@ def main() -> None:
                 url = os.environ.get(
                     "BENCH_LB_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_lb"
                 )
-                recreate_pg(url)
+                fresh_pg_database(url)
                 env["DATABASE_URL"] = url
             subprocess.run(
                 [sys.executable, __file__, "--child", backend, "--requests", str(args.requests)],

@@ -7,8 +7,8 @@ For each backend it starts the server as `make run` does (server.serve): `sqlite
 `postgres` on one daphne process with the in-process channel layer, `postgres-redis` with
 Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/1) and --workers daphne processes
 (default: one per core) on one port. PostgreSQL is BENCH_DATABASE_URL, default
-postgres://postgres@127.0.0.1:5432/arena_bench, created if missing. Then for each client
-count N: N users each play a real game over their own socket (send a random legal move, wait
+postgres://postgres@127.0.0.1:5432/arena_bench, made anew for each backend. Then for each
+client count N: N users each play a real game over their own socket (send a random legal move, wait
 for the `state` frame, repeat), and, on the same server in the same run, N sockets send a
 frame of the same size to /ws/echo and wait for it back (the ceiling). The clock of a cell
 starts once all N sockets are open (`StartLine`). It prints moves (or echoes) per second,
@@ -34,23 +34,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pgdb import fresh_pg_database  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
 from tests.live_server import Daphne, migrate, server_env  # noqa: E402
 
 VARIANT = "spanish"  # rarely stuck: long games, no re-deals during a run
 BACKENDS = ("sqlite", "postgres", "postgres-redis")
-
-
-def ensure_pg_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def start_server(backend: str, workdir: Path, workers: int = 1) -> Daphne:
@@ -69,7 +59,7 @@ def start_server(backend: str, workdir: Path, workers: int = 1) -> Daphne:
     env.pop("REDIS_URL", None)
     if backend.startswith("postgres"):
         url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
-        ensure_pg_database(url)
+        fresh_pg_database(url)
         env["DATABASE_URL"] = url
     if backend.endswith("redis"):
         env["REDIS_URL"] = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/1")
