@@ -4,6 +4,8 @@ socket that cannot take them all waits for writability as with Twisted's own rea
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -11,6 +13,7 @@ from twisted.internet.protocol import Factory, Protocol
 
 from server.reactor import SoonWriteReactor
 from server.serve import daphne_args
+from tests.live_server import ROOT
 
 
 class _Held(Protocol):
@@ -90,3 +93,17 @@ def test_a_closing_socket_sends_what_it_has_then_closes():
 @pytest.mark.parametrize("extra", [["-b", "127.0.0.1", "-p", "8000"], ["--fd", "3"]])
 def test_workers_run_daphne_on_this_reactor(extra: list[str]):
     assert daphne_args(extra)[1:3] == ["-m", "server.worker"]
+
+
+@pytest.mark.parametrize(("setting", "seconds"), [(None, 0.001), ("5", 0.005)])
+def test_workers_hand_the_gil_over_every_millisecond_unless_told(setting, seconds):  # noqa: ANN001
+    env = {} if setting is None else {"GIL_SWITCH_INTERVAL_MS": setting}
+    out = subprocess.run(
+        [sys.executable, "-c", "import server.worker as w; print(w.set_switch_interval())"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert abs(float(out) - seconds) < 1e-9
