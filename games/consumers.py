@@ -8,12 +8,12 @@ server process sees the move too.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import orjson
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -151,8 +151,8 @@ class JsonFrameConsumer(AsyncWebsocketConsumer):
             )
             return
         try:
-            frame = json.loads(text_data)
-        except ValueError:
+            frame = orjson.loads(text_data)
+        except ValueError:  # orjson.JSONDecodeError is one
             await self.send_error("bad_message", "Frames must be JSON objects.")
             return
         if not isinstance(frame, dict) or not isinstance(frame.get("t"), str):

@@ -126,11 +126,28 @@ def _lock_many(game_ids: list[int]) -> dict[int, Game]:
             game.engine_state = None
         else:
             game.engine_state, game.state = cached
-        game.deal = Deal(id=game.deal_id, variant=game.deal_variant, number=game.deal_number)
+        _DEAL_FIELD.set_cached_value(game, _deal(game.deal_id, game.deal_variant, game.deal_number))
         if isinstance(game.daily_date, str):  # SQLite hands extra columns back as text
             game.daily_date = dt.date.fromisoformat(game.daily_date)
         games[game.pk] = game
     return games
+
+
+_DEAL_FIELD = Game._meta.get_field("deal")
+_deals: dict[tuple[int, str, int], Deal] = {}
+
+
+def _deal(deal_id: int, variant: str, number: int) -> Deal:
+    """The Deal of a locked game, made once per process: building a model instance (and
+    assigning it through the descriptor) was a tenth of a move's CPU in a batch. Keyed by the
+    whole row, not the id alone, so an id reused after a delete (tests) is a new deal."""
+    key = (deal_id, variant, number)
+    deal = _deals.get(key)
+    if deal is None:
+        if len(_deals) >= 100_000:
+            _deals.clear()
+        deal = _deals[key] = Deal.from_db(None, ["id", "variant", "number"], key)
+    return deal
 
 
 _LOCKED_FIELDS = [f.attname for f in Game._meta.concrete_fields if f.name != "state"]

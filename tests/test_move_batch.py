@@ -168,3 +168,10 @@ async def test_an_unexpected_error_reaches_only_its_own_caller():
         *(batcher.submit(_request(i)) for i in (1, 2, 3)), return_exceptions=True
     )
     assert results[0] == 1 and results[2] == 3 and isinstance(results[1], ValueError)
+
+
+def test_a_locked_games_deal_is_made_once_per_row():
+    first = services._deal(7, "spanish", 1000)
+    assert services._deal(7, "spanish", 1000) is first
+    reused = services._deal(7, "countess", 3)  # the id of a deleted row, reused
+    assert (reused.pk, reused.variant, reused.number) == (7, "countess", 3)
