@@ -8,7 +8,7 @@ Two measured costs, both under load on PostgreSQL at 100 sockets:
   socket's p99 was 89 ms, its p50 21 ms). `gc.freeze()` moves everything alive at startup
   into a generation the collector never walks; with it, six such runs had an echo p99 of
   34-50 ms (89 and 122 ms in two runs without it).
-- Young passes ran about 110 times a second: CPython collects generation 0 each time 700 more
+- Young passes ran 110-120 times a second: CPython collects generation 0 each time 700 more
   container objects are alive than at the last pass, and the frames, futures and dicts of
   a hundred moves in flight reach that within milliseconds. Together with the generation 1
   passes they took 8 % of the process's time. A threshold of `GC_GEN0_THRESHOLD` (10,000)

@@ -6,7 +6,7 @@ and asks the loop to watch the socket for writability (`add_writer`: an `epoll_c
 selector bookkeeping); the next poll reports it writable, the bytes go out, and the watch is
 dropped again (another `epoll_ctl`). A move's `ack` and `state` paid for that round every time,
 though a socket with room in its send buffer is writable at once: profiled under load at 100
-sockets, a fifth of the event loop's busy time was that dance.
+sockets, an eighth of the event loop's busy time went to adding and dropping that watch.
 
 Here a write schedules one flush for the end of the current loop pass (`call_soon`), and the
 flush sends what every socket written to in that pass has buffered, so the frames written by
