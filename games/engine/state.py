@@ -400,10 +400,20 @@ class State:
         """
         if self._parent is None:
             return self
-        s = object.__new__(State)
-        for name in State.__slots__:
-            setattr(s, name, getattr(self, name))
-        s._parent = None
+        s = State._make(
+            self._v,
+            self._deal,
+            self._moves,
+            self._tab,
+            self._fnd,
+            self._cells,
+            self._stock,
+            self._waste,
+            None,
+            self._last,
+            self._fc,
+        )
+        s._legal, s._hash = self._legal, self._hash  # already worked out: keep them
         return s
 
     def undo(self) -> State:
