@@ -14,9 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
-from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import connection, connections
 
@@ -24,6 +22,7 @@ from games import events, selectors, services
 from games.broadcast import encode, game_group, send_to_game
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
+from server.lean_consumer import LeanWebsocketConsumer
 from server.ws_auth import CLOSE_UNAUTHENTICATED
 
 CLOSE_FORBIDDEN = 4403
@@ -76,20 +75,8 @@ class RateLimiter:
         return len(self.refusals) >= self.abuse_limit
 
 
-class JsonFrameConsumer(AsyncWebsocketConsumer):
+class JsonFrameConsumer(LeanWebsocketConsumer):
     """Shared plumbing: auth at connect, frame size and rate limits, `{"t", "d"}` parsing."""
-
-    async def dispatch(self, message: dict) -> None:
-        """Channels' dispatch, minus its per-message `aclose_old_connections()`.
-
-        That call is a thread hop on every frame, even a ping or a fanned-out state. Here the
-        database is reached only through `database_sync_to_async`, which closes stale
-        connections itself, in the thread that uses them.
-        """
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
 
     async def connect(self) -> None:
         # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.

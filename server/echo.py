@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from channels.generic.websocket import AsyncWebsocketConsumer
-
+from server.lean_consumer import LeanWebsocketConsumer
 from server.ws_auth import CLOSE_UNAUTHENTICATED
 
 
-class EchoConsumer(AsyncWebsocketConsumer):
+class EchoConsumer(LeanWebsocketConsumer):
     """Echoes every text frame back; requires the same auth as a game socket."""
 
     async def connect(self) -> None:
