@@ -8,6 +8,7 @@ server process sees the move too.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -20,10 +21,13 @@ from django.db import connection, connections
 
 from games import events, selectors, services
 from games.broadcast import encode, game_group, send_to_game
+from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
 from server.ws_auth import CLOSE_UNAUTHENTICATED
+
+log = logging.getLogger(__name__)
 
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
@@ -226,9 +230,25 @@ def shutdown_db_pool() -> None:
 
 
 def _batcher() -> MoveBatcher:
-    return batcher_for_loop(
-        lambda: MoveBatcher(_write_moves, settings.GAME_MOVE_BATCH, settings.GAME_BATCH_WRITERS)
-    )
+    return batcher_for_loop(_new_batcher)
+
+
+def _new_batcher() -> MoveBatcher:
+    """On PostgreSQL batches are written from the event loop (games.loop_writer), and handed
+    to a thread only when that path cannot take them; elsewhere always on a thread."""
+    if connection.vendor != "postgresql" or not settings.GAME_LOOP_WRITER:
+        return MoveBatcher(_write_moves, settings.GAME_MOVE_BATCH, settings.GAME_BATCH_WRITERS)
+    writer = LoopBatchWriter()
+
+    async def run(requests: list[services.MoveRequest]) -> list:
+        try:
+            results = await writer.write(requests)
+        except Exception:  # noqa: BLE001 - played again on a thread, which reports per move
+            log.warning("A move batch failed on the event loop; retrying it on a thread.")
+            results = None
+        return await _write_moves(requests) if results is None else results
+
+    return MoveBatcher(run, settings.GAME_MOVE_BATCH, close=writer.close)
 
 
 def _write(action: str, game_id: int, user, data: dict) -> tuple[int, list[dict]]:  # noqa: ANN001

@@ -14,7 +14,7 @@ One batcher runs per event loop (a daphne process has one; tests may make severa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -54,8 +54,10 @@ class MoveBatcher:
         run: Callable[[list[services.MoveRequest]], Any],
         max_batch: int = 128,
         writers: int = 1,
+        close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.run = run
+        self.close = close  # releases what `run` holds (a connection), when the loop ends
         self.max_batch = max_batch
         self.writers = writers
         self.active = 0
@@ -107,3 +109,11 @@ def batcher_for_loop(make: Callable[[], MoveBatcher]) -> MoveBatcher:
     if batcher is None:
         batcher = _batchers[loop] = make()
     return batcher
+
+
+async def close_batcher() -> None:
+    """Forget the running loop's batcher and close what it holds (tests end a loop per test;
+    a connection left to the garbage collector would keep the test database busy)."""
+    batcher = _batchers.pop(asyncio.get_running_loop(), None)
+    if batcher is not None and batcher.close is not None:
+        await batcher.close()

@@ -202,6 +202,9 @@ GAME_DB_THREADS = int(os.environ.get("GAME_DB_THREADS", "16"))
 # moves per transaction, and this many batches in flight at once per process.
 GAME_MOVE_BATCH = int(os.environ.get("GAME_MOVE_BATCH", "128"))
 GAME_BATCH_WRITERS = int(os.environ.get("GAME_BATCH_WRITERS", "1"))
+# On PostgreSQL, write socket move batches from the event loop (games.loop_writer); 0 writes
+# them on a thread.
+GAME_LOOP_WRITER = os.environ.get("GAME_LOOP_WRITER", "1") == "1"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

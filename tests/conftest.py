@@ -158,8 +158,11 @@ def close_game_db_threads(django_db_blocker):  # noqa: ANN001, ANN201
 async def close_sockets_left_open():  # noqa: ANN201
     """Disconnect the consumer-test sockets a test left open (tests.ws.helpers.OPEN), so each
     consumer ends through its disconnect handler, not by having its tasks cancelled with the
-    test's event loop (on Redis a cancelled receive could leave the teardown waiting)."""
+    test's event loop (on Redis a cancelled receive could leave the teardown waiting); then
+    close the loop's move batcher, whose PostgreSQL connection would outlive the loop."""
+    from games.move_batcher import close_batcher
     from tests.ws.helpers import close_open_sockets
 
     yield
     await close_open_sockets()
+    await close_batcher()

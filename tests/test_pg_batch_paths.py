@@ -1,0 +1,183 @@
+"""The two PostgreSQL-only ways a move batch is written: the pipelined transaction on Django's
+connection (`services.play_moves` outside an atomic block) and the event loop's own async
+connection (`games.loop_writer`). Both must play a batch exactly as the ORM path does, hand a
+batch that finishes a ranked attempt to the ORM path, and leave nothing behind when they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import psycopg
+import pytest
+from django.core.management import call_command
+from django.db import DatabaseError, connection
+
+from games import clock, consumers, engine, services
+from games.loop_writer import LoopBatchWriter
+from games.models import DailyChallenge, Game, Move, VariantRecord
+from games.services import MoveRequest
+from server.errors import AppError
+from tests.conftest import play_line
+
+pytestmark = [
+    pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="DATABASE_URL not set"),
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+]
+BROKEN_WRITE = "SELECT %s::jsonb, %s::int"  # the second parameter is JSON text: always fails
+
+
+def _legal(game: Game) -> list[str]:
+    return engine.State.from_dict(game.state).legal_moves()
+
+
+def _mixed_batch(user, other_user) -> tuple[list[MoveRequest], Game, Game]:  # noqa: ANN001
+    """Legal, illegal, chained, stale and forbidden moves on three games."""
+    a = services.start_practice(user, "portuguese", 1)
+    b = services.start_practice(user, "spanish", 2)
+    theirs = services.start_practice(other_user, "portuguese", 3)
+    first = _legal(a)[0]
+    second = engine.State.from_dict(a.state).apply(first).legal_moves()[0]
+    requests = [
+        MoveRequest(a.pk, user, first, 0),
+        MoveRequest(b.pk, user, "t0-t0", 0),
+        MoveRequest(a.pk, user, second, 1),
+        MoveRequest(a.pk, user, second, 1),
+        MoveRequest(theirs.pk, user, _legal(theirs)[0], 0),
+        MoveRequest(b.pk, user, _legal(b)[0], 0),
+    ]
+    return requests, a, b
+
+
+EXPECTED = [1, "illegal_move", 2, "stale_version", "forbidden", 1]
+
+
+def _kinds(results: list) -> list:
+    return [r.code if isinstance(r, AppError) else r for r in results]
+
+
+def _ranked_one_move_from_a_win(api) -> tuple[Game, str]:  # noqa: ANN001
+    """A ranked daily attempt with all of the certified winning line played but its last move."""
+    date = clock.today().isoformat()
+    game_id = api.post(f"/api/daily/{date}/portuguese/play").json()["id"]
+    line = DailyChallenge.objects.get(date=clock.today(), variant="portuguese").line
+    play_line(api, game_id, line[:-1])
+    return Game.objects.get(pk=game_id), line[-1]
+
+
+def test_the_pipelined_path_plays_a_batch_as_one_transaction(user, other_user):  # noqa: ANN001
+    requests, a, b = _mixed_batch(user, other_user)
+    assert not connection.in_atomic_block and services._can_pipeline()
+    results = services.play_moves(requests)
+    assert _kinds([r if isinstance(r, AppError) else r.game.version for r in results]) == EXPECTED
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert (a.version, b.version) == (2, 1)
+    assert Move.objects.filter(game=a).count() == 2
+    call_command("replay_verify")
+
+
+def test_a_failed_pipelined_write_changes_nothing_and_the_connection_goes_on(user, monkeypatch):  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    move = _legal(game)[0]
+    monkeypatch.setattr(services, "_WRITE_BATCH_PG", BROKEN_WRITE)
+    with pytest.raises(DatabaseError):
+        services.play_moves([MoveRequest(game.pk, user, move, 0)])
+    monkeypatch.undo()
+    game.refresh_from_db()
+    assert game.version == 0 and not Move.objects.filter(game=game).exists()
+    assert services.play_move(game.pk, user, move, 0).game.version == 1  # same connection
+
+
+def test_a_pipelined_batch_that_wins_a_ranked_attempt_updates_the_records(user, api):  # noqa: ANN001
+    game, last = _ranked_one_move_from_a_win(api)
+    services.play_moves([MoveRequest(game.pk, user, last, game.version)])
+    game.refresh_from_db()
+    assert game.status == "won"
+    record = VariantRecord.objects.get(user=user, variant="portuguese")
+    assert (record.played, record.wins) == (1, 1)
+
+
+def _on_a_loop(coroutine_factory):  # noqa: ANN001, ANN202
+    """Run a coroutine on a loop of its own, as daphne's, and close the writer it used."""
+
+    async def main():  # noqa: ANN202
+        writer = LoopBatchWriter()
+        try:
+            return await coroutine_factory(writer)
+        finally:
+            await writer.close()
+
+    return asyncio.run(main())
+
+
+async def _through_a_batcher(requests: list[MoveRequest]) -> list:
+    """A batch as a game socket's batcher runs it (loop writer, thread fallback)."""
+    batcher = consumers._new_batcher()
+    try:
+        return await batcher.run(requests)
+    finally:
+        await batcher.close()
+
+
+def test_the_loop_writer_plays_a_batch_as_play_moves_does(user, other_user):  # noqa: ANN001
+    requests, a, b = _mixed_batch(user, other_user)
+    results = _on_a_loop(lambda writer: writer.write(requests))
+    assert _kinds([r if isinstance(r, AppError) else r[0] for r in results]) == EXPECTED
+    version, frames = results[0]
+    assert frames[0]["t"] == "state" and frames[0]["v"] == 1
+    assert results[3].extra["v"] == 2
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert (a.version, b.version) == (2, 1)
+    call_command("replay_verify")
+
+
+def test_the_loop_writer_hands_a_ranked_win_back_untouched(user, api):  # noqa: ANN001
+    game, last = _ranked_one_move_from_a_win(api)
+    request = MoveRequest(game.pk, user, last, game.version)
+    assert _on_a_loop(lambda writer: writer.write([request])) is None
+    assert Game.objects.get(pk=game.pk).version == game.version  # nothing written
+
+    [(version, frames)] = _on_a_loop(lambda _writer: _through_a_batcher([request]))
+    assert version == game.version + 1 and [f["t"] for f in frames] == ["state", "result"]
+    game.refresh_from_db()
+    assert game.status == "won"
+    assert VariantRecord.objects.get(user=user, variant="portuguese").wins == 1
+
+
+def test_a_failed_loop_write_rolls_back_and_its_connection_is_reused(user, monkeypatch):  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    move = _legal(game)[0]
+    request = MoveRequest(game.pk, user, move, 0)
+
+    async def fail_then_succeed(writer: LoopBatchWriter):  # noqa: ANN202
+        monkeypatch.setattr(services, "_WRITE_BATCH_PG", BROKEN_WRITE)
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            await writer.write([request])
+        first = writer.conn
+        assert first.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        monkeypatch.undo()
+        result = await writer.write([request])
+        assert writer.conn is first
+        return result
+
+    [(version, _)] = _on_a_loop(fail_then_succeed)
+    assert version == 1
+    assert Move.objects.filter(game=game).count() == 1
+
+
+def test_a_batch_the_loop_writer_fails_is_played_on_a_thread(user, monkeypatch):  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    request = MoveRequest(game.pk, user, _legal(game)[0], 0)
+
+    async def broken(self, requests):  # noqa: ANN001, ANN202
+        raise DatabaseError("connection lost")
+
+    monkeypatch.setattr(LoopBatchWriter, "write", broken)
+
+    [(version, frames)] = _on_a_loop(lambda _writer: _through_a_batcher([request]))
+    assert version == 1 and frames[0]["v"] == 1
+    assert Move.objects.filter(game=game).count() == 1
