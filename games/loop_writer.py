@@ -5,8 +5,8 @@ the rows, the frames). On a worker thread that Python competed with the event lo
 a millisecond slice each in turn, so a batch's 4 ms of work took 8 and more while every move in
 it waited. Here the batch runs on the loop: its Python runs at once, uninterrupted, and while
 it waits for PostgreSQL (psycopg's async connection, in pipeline mode) the loop serves the
-sockets. The transaction is the same as `services.play_moves`' pipelined one, step for step,
-and uses the same helpers: lock the rows, apply in memory, write the batch, commit.
+sockets. The transaction is `services.play_moves_async`: the same as `services.play_moves`'
+pipelined one, step for step (lock the rows, apply in memory, write the batch, commit).
 
 A batch that finishes a ranked attempt is handed back (None): its records are written through
 the ORM, inside Django's transaction, on a thread. So is a batch that fails here; the caller
@@ -15,18 +15,13 @@ replays it there, where each move gets its own answer.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 from typing import Any
 
 import psycopg
 from django.db import connection
 
-from games import events, services
-from games.move_batcher import Result
-
-log = logging.getLogger(__name__)
-_OPEN = (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR)
+from games import services
+from games.move_batcher import Result, answers
 
 
 class LoopBatchWriter:
@@ -42,32 +37,8 @@ class LoopBatchWriter:
 
     async def write(self, requests: list[services.MoveRequest]) -> list[Result] | None:
         """Play the batch in one transaction; None if it must be played on a thread."""
-        conn = await self._connection()
-        try:
-            async with conn.pipeline():
-                cursor = conn.cursor()
-                await cursor.execute(b"BEGIN", prepare=False)
-                await cursor.execute(services._LOCK_SQL_PG, [services._ids(requests)], prepare=True)
-                rows = await cursor.fetchall()
-                games = services._prepared(map(services._game_from_pg_row, rows))
-                results, moves, touched = services._apply_batch(games, requests)
-                if any(game.finished and game.ranked for game in touched):
-                    await cursor.execute(b"ROLLBACK", prepare=False)
-                    return None
-                if moves:
-                    params = services._postgresql_batch(moves, services._game_rows(touched))
-                    await cursor.execute(services._WRITE_BATCH_PG, params, prepare=True)
-                await cursor.execute(b"COMMIT", prepare=False)
-        except BaseException:
-            if conn.pgconn.transaction_status in _OPEN:
-                with contextlib.suppress(psycopg.Error):
-                    await conn.rollback()
-            raise
-        services._cache_after_commit(touched)()
-        return [
-            r if isinstance(r, Exception) else (r.game.version, events.frames_for(r))
-            for r in results
-        ]
+        outcomes = await services.play_moves_async(await self._connection(), requests)
+        return None if outcomes is None else answers(outcomes)
 
     async def close(self) -> None:
         if self.conn is not None:

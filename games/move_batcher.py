@@ -41,6 +41,11 @@ def write_batch(requests: list[services.MoveRequest]) -> list[Result]:
                 outcomes.append(services.play_move(r.game_id, r.user, r.move, r.v))
             except Exception as exc:  # noqa: BLE001 - handed to that move's caller
                 outcomes.append(exc)
+    return answers(outcomes)
+
+
+def answers(outcomes: list) -> list[Result]:
+    """Each move's answer for its socket: (version, frames) if it was applied, else its error."""
     return [
         o if isinstance(o, Exception) else (o.game.version, events.frames_for(o)) for o in outcomes
     ]

@@ -453,6 +453,30 @@ def _can_pipeline() -> bool:
     return not connection.errors_occurred and psycopg.Pipeline.is_supported()
 
 
+@dataclass
+class _PipelinedBatch:
+    """A batch between its lock and its write, on either pipelined path: what to answer, and
+    the write's parameters (None if nothing changed); `to_orm` if it must go through Django's
+    transaction instead (it finishes a ranked attempt, whose records the ORM updates)."""
+
+    results: list[Outcome | AppError]
+    touched: list[Game]
+    params: list[str] | None
+    to_orm: bool
+
+    @classmethod
+    def plan(cls, locked_rows: list[tuple], requests: list[MoveRequest]) -> _PipelinedBatch:
+        games = _prepared(map(_game_from_pg_row, locked_rows))
+        results, rows, touched = _apply_batch(games, requests)
+        to_orm = any(game.finished and game.ranked for game in touched)
+        params = _postgresql_batch(rows, _game_rows(touched)) if rows and not to_orm else None
+        return cls(results, touched, params, to_orm)
+
+    def committed(self) -> list[Outcome | AppError]:
+        _cache_after_commit(self.touched)()
+        return self.results
+
+
 def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppError] | None:
     """play_moves on PostgreSQL in two round trips: BEGIN and the lock, then the write and
     COMMIT, each pair sent together in psycopg's pipeline mode.
@@ -472,25 +496,60 @@ def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppErro
         with connection.wrap_database_errors, pg.pipeline(), psycopg.Cursor(pg) as cursor:
             cursor.execute(b"BEGIN", prepare=False)
             cursor.execute(_LOCK_SQL_PG, [_ids(requests)], prepare=True)
-            games = _prepared(map(_game_from_pg_row, cursor.fetchall()))
-            results, rows, touched = _apply_batch(games, requests)
-            if any(game.finished and game.ranked for game in touched):
+            batch = _PipelinedBatch.plan(cursor.fetchall(), requests)
+            if batch.to_orm:
                 cursor.execute(b"ROLLBACK", prepare=False)
                 return None
-            if rows:
-                params = _postgresql_batch(rows, _game_rows(touched))
-                cursor.execute(_WRITE_BATCH_PG, params, prepare=True)
+            if batch.params:
+                cursor.execute(_WRITE_BATCH_PG, batch.params, prepare=True)
             cursor.execute(b"COMMIT", prepare=False)
     except BaseException:
-        # An error, or a bug, between BEGIN and COMMIT: end the transaction so the connection
-        # can serve the next batch (a broken one is left for Django to replace).
-        status = pg.pgconn.transaction_status
-        if status in (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR):
-            with suppress(psycopg.Error):
-                pg.rollback()
+        _end_failed_transaction(pg, pg.rollback)
         raise
-    _cache_after_commit(touched)()
-    return results
+    return batch.committed()
+
+
+async def play_moves_async(
+    conn: Any, requests: list[MoveRequest]
+) -> list[Outcome | AppError] | None:
+    """`_play_moves_pipelined` on an async psycopg connection of the caller's, in autocommit
+    mode (games.loop_writer, which runs batches on the event loop): the same transaction,
+    step for step, with the same None for a batch that must go through the ORM. Nothing here
+    touches Django's connection, so it may run on the event loop."""
+    try:
+        async with conn.pipeline():
+            cursor = conn.cursor()
+            await cursor.execute(b"BEGIN", prepare=False)
+            await cursor.execute(_LOCK_SQL_PG, [_ids(requests)], prepare=True)
+            batch = _PipelinedBatch.plan(await cursor.fetchall(), requests)
+            if batch.to_orm:
+                await cursor.execute(b"ROLLBACK", prepare=False)
+                return None
+            if batch.params:
+                await cursor.execute(_WRITE_BATCH_PG, batch.params, prepare=True)
+            await cursor.execute(b"COMMIT", prepare=False)
+    except BaseException:
+        rollback = _end_failed_transaction(conn, conn.rollback)
+        if rollback is not None:
+            with suppress(Exception):
+                await rollback
+        raise
+    return batch.committed()
+
+
+def _end_failed_transaction(conn: Any, rollback: Callable[[], Any]) -> Any:
+    """After an error, or a bug, between BEGIN and COMMIT: roll back, so the connection can
+    serve the next batch (a broken one is left to be replaced). Returns what `rollback`
+    returned (a coroutine on an async connection), or None if there was nothing to end."""
+    import psycopg
+
+    status = psycopg.pq.TransactionStatus
+    if conn.pgconn.transaction_status not in (status.INTRANS, status.INERROR):
+        return None
+    try:
+        return rollback()
+    except psycopg.Error:
+        return None
 
 
 def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
