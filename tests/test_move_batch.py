@@ -9,36 +9,20 @@ from django.core.management import call_command
 from django.db import DatabaseError, transaction
 
 from games import engine, move_batcher, services, state_cache
-from games.models import Game, Move
+from games.models import Move
 from games.move_batcher import MoveBatcher, write_batch
 from games.services import MoveRequest
 from server.errors import AppError
-
-
-def _legal(game: Game) -> list[str]:
-    return engine.State.from_dict(game.state).legal_moves()
+from tests.batches import EXPECTED, legal, mixed_batch
 
 
 @pytest.mark.django_db
 def test_a_batch_plays_each_move_as_its_own_transaction_would(user, other_user):  # noqa: ANN001
-    a = services.start_practice(user, "portuguese", 1)
-    b = services.start_practice(user, "spanish", 2)
-    theirs = services.start_practice(other_user, "portuguese", 3)
-    first = _legal(a)[0]
-    after_first = engine.State.from_dict(a.state).apply(first).legal_moves()[0]
-    requests = [
-        MoveRequest(a.pk, user, first, 0),
-        MoveRequest(b.pk, user, "t0-t0", 0),  # illegal
-        MoveRequest(a.pk, user, after_first, 1),  # sees the move before it
-        MoveRequest(a.pk, user, after_first, 1),  # now stale
-        MoveRequest(theirs.pk, user, _legal(theirs)[0], 0),  # not the owner
-        MoveRequest(999_999, user, "t0-f0", 0),  # no such game
-        MoveRequest(b.pk, user, "x" * 40, 0),  # not a move string
-        MoveRequest(b.pk, user, _legal(b)[0], 0),  # still v0: the illegal one changed nothing
-    ]
-    results = services.play_moves(requests)
+    batch = mixed_batch(user, other_user)
+    a, b, first, after_first = batch.a, batch.b, batch.first, batch.second
+    results = services.play_moves(batch.requests)
     kinds = [r.code if isinstance(r, AppError) else r.game.version for r in results]
-    assert kinds == [1, "illegal_move", 2, "stale_version", "forbidden", "not_found", "bad_move", 1]
+    assert kinds == EXPECTED
     assert results[3].extra["v"] == 2 and results[1].extra["v"] == 0
     # Each outcome is the game as it stood right after its own move.
     assert results[0].game.state != results[2].game.state
@@ -50,14 +34,14 @@ def test_a_batch_plays_each_move_as_its_own_transaction_would(user, other_user):
         (1, first),
         (2, after_first),
     ]
-    assert not Move.objects.filter(game=theirs).exists()
+    assert not Move.objects.filter(game=batch.theirs).exists()
     call_command("replay_verify")  # raises if a stored state differs from its replay
 
 
 @pytest.mark.django_db
 def test_a_failed_batch_is_replayed_one_move_at_a_time(user, monkeypatch):  # noqa: ANN001
     game = services.start_practice(user, "portuguese", 1)
-    move = _legal(game)[0]
+    move = legal(game)[0]
 
     persist = services._persist
     calls = []
@@ -127,7 +111,7 @@ async def test_each_event_loop_has_its_own_batcher():
 @pytest.mark.django_db(transaction=True)
 def test_only_committed_versions_reach_the_state_cache(user):  # noqa: ANN001
     game = services.start_practice(user, "portuguese", 1)
-    first, second = _legal(game)[:2]
+    first, second = legal(game)[:2]
     with pytest.raises(RuntimeError), transaction.atomic():
         services.play_move(game.pk, user, first, 0)
         raise RuntimeError("rolled back after the move")
@@ -145,7 +129,7 @@ def test_the_state_cache_holds_positions_not_the_games_behind_them(user):  # noq
     game = services.start_practice(user, "spanish", 3)
     for v in range(6):
         game.refresh_from_db()
-        services.play_move(game.pk, user, _legal(game)[0], v)
+        services.play_move(game.pk, user, legal(game)[0], v)
     state, _ = state_cache.states.get(game.pk, 6)
     assert state.parent is None and state.moves == 6
 

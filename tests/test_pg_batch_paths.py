@@ -14,11 +14,12 @@ import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection
 
-from games import clock, consumers, engine, services
+from games import clock, consumers, services
 from games.loop_writer import LoopBatchWriter
 from games.models import DailyChallenge, Game, Move, VariantRecord
 from games.services import MoveRequest
 from server.errors import AppError
+from tests.batches import EXPECTED, legal, mixed_batch
 from tests.conftest import play_line
 
 pytestmark = [
@@ -27,31 +28,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 BROKEN_WRITE = "SELECT %s::jsonb, %s::int"  # the second parameter is JSON text: always fails
-
-
-def _legal(game: Game) -> list[str]:
-    return engine.State.from_dict(game.state).legal_moves()
-
-
-def _mixed_batch(user, other_user) -> tuple[list[MoveRequest], Game, Game]:  # noqa: ANN001
-    """Legal, illegal, chained, stale and forbidden moves on three games."""
-    a = services.start_practice(user, "portuguese", 1)
-    b = services.start_practice(user, "spanish", 2)
-    theirs = services.start_practice(other_user, "portuguese", 3)
-    first = _legal(a)[0]
-    second = engine.State.from_dict(a.state).apply(first).legal_moves()[0]
-    requests = [
-        MoveRequest(a.pk, user, first, 0),
-        MoveRequest(b.pk, user, "t0-t0", 0),
-        MoveRequest(a.pk, user, second, 1),
-        MoveRequest(a.pk, user, second, 1),
-        MoveRequest(theirs.pk, user, _legal(theirs)[0], 0),
-        MoveRequest(b.pk, user, _legal(b)[0], 0),
-    ]
-    return requests, a, b
-
-
-EXPECTED = [1, "illegal_move", 2, "stale_version", "forbidden", 1]
 
 
 def _kinds(results: list) -> list:
@@ -68,9 +44,10 @@ def _ranked_one_move_from_a_win(api) -> tuple[Game, str]:  # noqa: ANN001
 
 
 def test_the_pipelined_path_plays_a_batch_as_one_transaction(user, other_user):  # noqa: ANN001
-    requests, a, b = _mixed_batch(user, other_user)
+    batch = mixed_batch(user, other_user)
+    a, b = batch.a, batch.b
     assert not connection.in_atomic_block and services._can_pipeline()
-    results = services.play_moves(requests)
+    results = services.play_moves(batch.requests)
     assert _kinds([r if isinstance(r, AppError) else r.game.version for r in results]) == EXPECTED
     a.refresh_from_db()
     b.refresh_from_db()
@@ -81,7 +58,7 @@ def test_the_pipelined_path_plays_a_batch_as_one_transaction(user, other_user): 
 
 def test_a_failed_pipelined_write_changes_nothing_and_the_connection_goes_on(user, monkeypatch):  # noqa: ANN001
     game = services.start_practice(user, "portuguese", 1)
-    move = _legal(game)[0]
+    move = legal(game)[0]
     monkeypatch.setattr(services, "_WRITE_BATCH_PG", BROKEN_WRITE)
     with pytest.raises(DatabaseError):
         services.play_moves([MoveRequest(game.pk, user, move, 0)])
@@ -123,8 +100,9 @@ async def _through_a_batcher(requests: list[MoveRequest]) -> list:
 
 
 def test_the_loop_writer_plays_a_batch_as_play_moves_does(user, other_user):  # noqa: ANN001
-    requests, a, b = _mixed_batch(user, other_user)
-    results = _on_a_loop(lambda writer: writer.write(requests))
+    batch = mixed_batch(user, other_user)
+    a, b = batch.a, batch.b
+    results = _on_a_loop(lambda writer: writer.write(batch.requests))
     assert _kinds([r if isinstance(r, AppError) else r[0] for r in results]) == EXPECTED
     version, frames = results[0]
     assert frames[0]["t"] == "state" and frames[0]["v"] == 1
@@ -150,7 +128,7 @@ def test_the_loop_writer_hands_a_ranked_win_back_untouched(user, api):  # noqa: 
 
 def test_a_failed_loop_write_rolls_back_and_its_connection_is_reused(user, monkeypatch):  # noqa: ANN001
     game = services.start_practice(user, "portuguese", 1)
-    move = _legal(game)[0]
+    move = legal(game)[0]
     request = MoveRequest(game.pk, user, move, 0)
 
     async def fail_then_succeed(writer: LoopBatchWriter):  # noqa: ANN202
@@ -171,7 +149,7 @@ def test_a_failed_loop_write_rolls_back_and_its_connection_is_reused(user, monke
 
 def test_a_batch_the_loop_writer_fails_is_played_on_a_thread(user, monkeypatch):  # noqa: ANN001
     game = services.start_practice(user, "portuguese", 1)
-    request = MoveRequest(game.pk, user, _legal(game)[0], 0)
+    request = MoveRequest(game.pk, user, legal(game)[0], 0)
 
     async def broken(self, requests):  # noqa: ANN001, ANN202
         raise DatabaseError("connection lost")
