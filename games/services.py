@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 from django.db import IntegrityError, connection, transaction
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 
 from games import clock, engine, state_cache
@@ -177,14 +179,35 @@ def _locked_rows(game_ids: list[int]) -> Iterator[Game]:
     with _pg_cursor() as cursor:
         cursor.execute(_LOCK_SQL_PG, [game_ids])
         rows = cursor.fetchall()
-    yield from map(_game_from_pg_row, rows)
+    yield from _games_from_pg_rows(rows)
 
 
-def _game_from_pg_row(row: tuple) -> Game:
-    n = len(_LOCKED_FIELDS)
-    game = Game.from_db(connection.alias, _LOCKED_FIELDS, row[:n])
-    game.state_json, game.deal_variant, game.deal_number, game.daily_date = row[n:]
-    return game
+_ROW_ATTRIBUTES = [*_LOCKED_FIELDS, "state_json", "deal_variant", "deal_number", "daily_date"]
+
+
+def _games_from_pg_rows(rows: list[tuple]) -> list[Game]:
+    """Games from rows of _LOCK_SQL_PG, their state left to the caller.
+
+    The rows' values are already Python values, so they go straight into each instance, as
+    `Model.from_db` would put them: 1 µs a game instead of 8 (Django's constructor walks every
+    field, and from_db looks each column up in a list). Only while nothing listens to the
+    model's init signals, which the constructor would have sent.
+    """
+    alias = connection.alias
+    if pre_init.has_listeners(Game) or post_init.has_listeners(Game):
+        n = len(_LOCKED_FIELDS)
+        games = [Game.from_db(alias, _LOCKED_FIELDS, row[:n]) for row in rows]
+        for game, row in zip(games, rows, strict=True):
+            game.state_json, game.deal_variant, game.deal_number, game.daily_date = row[n:]
+        return games
+    games = []
+    for row in rows:
+        game = Game.__new__(Game)
+        game.__dict__.update(zip(_ROW_ATTRIBUTES, row, strict=True))
+        game._state = state = ModelState()
+        state.adding, state.db = False, alias
+        games.append(game)
+    return games
 
 
 @contextmanager
@@ -466,7 +489,7 @@ class _PipelinedBatch:
 
     @classmethod
     def plan(cls, locked_rows: list[tuple], requests: list[MoveRequest]) -> _PipelinedBatch:
-        games = _prepared(map(_game_from_pg_row, locked_rows))
+        games = _prepared(_games_from_pg_rows(locked_rows))
         results, rows, touched = _apply_batch(games, requests)
         to_orm = any(game.finished and game.ranked for game in touched)
         params = _postgresql_batch(rows, _game_rows(touched)) if rows and not to_orm else None

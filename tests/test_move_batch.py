@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.db import DatabaseError, transaction
 
 from games import engine, move_batcher, services, state_cache
-from games.models import Move
+from games.models import Game, Move
 from games.move_batcher import MoveBatcher, write_batch
 from games.services import MoveRequest
 from server.errors import AppError
@@ -159,3 +159,36 @@ def test_a_locked_games_deal_is_made_once_per_row():
     assert services._deal(7, "spanish", 1000) is first
     reused = services._deal(7, "countess", 3)  # the id of a deleted row, reused
     assert (reused.pk, reused.variant, reused.number) == (7, "countess", 3)
+
+
+@pytest.mark.django_db
+def test_games_from_lock_rows_are_what_the_orm_would_build(user):  # noqa: ANN001
+    """The lock query's rows skip Django's constructor; the instances must not differ, and a
+    receiver of the model's init signals still gets them through the constructor."""
+    from django.db.models.signals import post_init
+
+    game = services.start_practice(user, "portuguese", 1)
+    fields = services._LOCKED_FIELDS
+    row = (*(getattr(game, name) for name in fields), "{}", "portuguese", 1, None)
+    [fast] = services._games_from_pg_rows([row])
+    orm = Game.from_db("default", fields, row[: len(fields)])
+    assert {k: v for k, v in fast.__dict__.items() if k != "_state"} == {
+        **{k: v for k, v in orm.__dict__.items() if k != "_state"},
+        "state_json": "{}",
+        "deal_variant": "portuguese",
+        "deal_number": 1,
+        "daily_date": None,
+    }
+    assert (fast._state.adding, fast._state.db) == (False, "default") and fast.pk == game.pk
+
+    heard = []
+
+    def listener(sender, instance, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        heard.append(instance)
+
+    post_init.connect(listener, sender=Game)
+    try:
+        [slow] = services._games_from_pg_rows([row])
+    finally:
+        post_init.disconnect(listener, sender=Game)
+    assert heard == [slow] and slow.deal_variant == "portuguese"
