@@ -1,9 +1,10 @@
 """WebSocket consumers: parse the frame, check who is asking, call a service; nothing else.
 
-Each move costs one database round trip (`database_sync_to_async`): the service applies it and
-the frames are built in the same thread call. The mover hears `ack` and `state` on its own socket
-at once; other sockets of the game hear through the channel layer group, so a watcher on another
-server process sees the move too.
+A move joins the process's batch (games.move_batcher): the service applies every waiting move
+in one transaction, on PostgreSQL from the event loop (games.loop_writer), elsewhere on a
+thread (`database_sync_to_async`), and the frames are built in the same call. The mover hears
+`ack` and `state` on its own socket once its batch has committed; other sockets of the game
+hear through the channel layer group, so a watcher on another server process sees the move too.
 """
 
 from __future__ import annotations
@@ -244,7 +245,9 @@ def _new_batcher() -> MoveBatcher:
         try:
             results = await writer.write(requests)
         except Exception:  # noqa: BLE001 - played again on a thread, which reports per move
-            log.warning("A move batch failed on the event loop; retrying it on a thread.")
+            log.warning(
+                "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
+            )
             results = None
         return await _write_moves(requests) if results is None else results
 
