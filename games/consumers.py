@@ -214,10 +214,11 @@ def _db(func, pool: str = "game-db", threads: int | None = None):  # noqa: ANN00
 
 
 def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202
-    """Write a move batch. On PostgreSQL batches have threads of their own (one per batch in
-    flight, GAME_BATCH_WRITERS), so a batch always finds the same warm connection with its
-    prepared statements; this took a fifth off a move's CPU against the shared pool. The
-    threads are looked up per batch: they may have been stopped meanwhile."""
+    """Write a move batch on a thread: every batch on SQLite (or with GAME_LOOP_WRITER=0), and
+    on PostgreSQL the batches the event loop hands over. On PostgreSQL these have threads of
+    their own (GAME_BATCH_WRITERS), so a batch finds a warm connection with its prepared
+    statements; that took a fifth off a move's CPU against the shared pool. The threads are
+    looked up per batch: they may have been stopped meanwhile."""
     return _db(write_batch, "move-batch", settings.GAME_BATCH_WRITERS)(requests)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import psycopg
 from django.db import IntegrityError, connection, transaction
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
@@ -165,10 +166,11 @@ _LOCK_SQL_PG = _LOCK_SQL + " = ANY(%s) ORDER BY g.id FOR UPDATE OF g"
 def _locked_rows(game_ids: list[int]) -> Iterator[Game]:
     """The games, each with its extra columns (state_json, deal_*, daily_date) as attributes.
 
-    On PostgreSQL: psycopg's own cursor, one statement text for any number of games (so it is
-    prepared once per connection), and `Model.from_db` on the rows. psycopg already returns
-    Python values; the ORM's raw-query machinery (column mapping, converters, per query) was
-    half of a lone move's CPU. Elsewhere the raw query, which applies SQLite's converters.
+    On PostgreSQL: psycopg's own cursor, one statement text for any number of games (the
+    pipelined paths prepare it), and the rows straight into Game instances
+    (`_games_from_pg_rows`). psycopg already returns Python values; the ORM's raw-query
+    machinery (column mapping, converters, per query) was half of a lone move's CPU. Elsewhere
+    the raw query, which applies SQLite's converters.
     """
     if connection.vendor != "postgresql":
         sql = f"{_LOCK_SQL} IN ({', '.join(['%s'] * len(game_ids))}) ORDER BY g.id"
@@ -213,10 +215,8 @@ def _games_from_pg_rows(rows: list[tuple]) -> list[Game]:
 @contextmanager
 def _pg_cursor() -> Iterator[Any]:
     """psycopg's own cursor on Django's connection, inside its transaction: parameters bound on
-    the server (Django's cursor quotes each one into the SQL text, in Python), statements
-    prepared after a few uses, and database errors still raised as Django's."""
-    import psycopg
-
+    the server (Django's cursor quotes each one into the SQL text, in Python), and database
+    errors still raised as Django's."""
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         yield cursor
 
@@ -471,8 +471,6 @@ def _can_pipeline() -> bool:
     checked it (after one, the ORM path's health check replaces a broken connection)."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return False
-    import psycopg
-
     return not connection.errors_occurred and psycopg.Pipeline.is_supported()
 
 
@@ -511,8 +509,6 @@ def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppErro
     batch that finishes a ranked attempt: its records are updated through the ORM, so the
     caller plays it again inside Django's transaction (a rare batch: one per attempt).
     """
-    import psycopg
-
     connection.ensure_connection()
     pg = connection.connection
     try:
@@ -527,7 +523,9 @@ def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppErro
                 cursor.execute(_WRITE_BATCH_PG, batch.params, prepare=True)
             cursor.execute(b"COMMIT", prepare=False)
     except BaseException:
-        _end_failed_transaction(pg, pg.rollback)
+        if _in_transaction(pg):  # an error, or a bug, between BEGIN and COMMIT
+            with suppress(psycopg.Error):
+                pg.rollback()
         raise
     return batch.committed()
 
@@ -552,27 +550,19 @@ async def play_moves_async(
                 await cursor.execute(_WRITE_BATCH_PG, batch.params, prepare=True)
             await cursor.execute(b"COMMIT", prepare=False)
     except BaseException:
-        rollback = _end_failed_transaction(conn, conn.rollback)
-        if rollback is not None:
-            with suppress(Exception):
-                await rollback
+        if _in_transaction(conn):
+            with suppress(psycopg.Error):
+                await conn.rollback()
         raise
     return batch.committed()
 
 
-def _end_failed_transaction(conn: Any, rollback: Callable[[], Any]) -> Any:
-    """After an error, or a bug, between BEGIN and COMMIT: roll back, so the connection can
-    serve the next batch (a broken one is left to be replaced). Returns what `rollback`
-    returned (a coroutine on an async connection), or None if there was nothing to end."""
-    import psycopg
-
+def _in_transaction(conn: Any) -> bool:
+    """Whether a pipelined batch left its transaction open (an error, or a bug, between BEGIN
+    and COMMIT): it must be rolled back for the connection to serve the next batch. A broken
+    connection is not; it is left to be replaced."""
     status = psycopg.pq.TransactionStatus
-    if conn.pgconn.transaction_status not in (status.INTRANS, status.INERROR):
-        return None
-    try:
-        return rollback()
-    except psycopg.Error:
-        return None
+    return conn.pgconn.transaction_status in (status.INTRANS, status.INERROR)
 
 
 def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001

@@ -199,7 +199,7 @@ WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
 # Threads (and so PostgreSQL connections per process) for socket reads and writes.
 GAME_DB_THREADS = int(os.environ.get("GAME_DB_THREADS", "16"))
 # Socket moves are written in batches (group commit, games.move_batcher): at most this many
-# moves per transaction, and this many batches in flight at once per process.
+# moves per transaction, and this many batches in flight at once per process on threads.
 GAME_MOVE_BATCH = int(os.environ.get("GAME_MOVE_BATCH", "128"))
 GAME_BATCH_WRITERS = int(os.environ.get("GAME_BATCH_WRITERS", "1"))
 # On PostgreSQL, write socket move batches from the event loop (games.loop_writer); 0 writes
