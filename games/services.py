@@ -465,13 +465,16 @@ def _apply_batch(
     return results, rows, touched
 
 
+_PIPELINE_SUPPORTED = psycopg.Pipeline.is_supported()  # the libpq linked in: fixed per process
+
+
 def _can_pipeline() -> bool:
     """Whether a batch may take the pipelined path: PostgreSQL, no transaction already open
     (a caller's atomic block owns its own), and no error on this connection since Django last
     checked it (after one, the ORM path's health check replaces a broken connection)."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return False
-    return not connection.errors_occurred and psycopg.Pipeline.is_supported()
+    return not connection.errors_occurred and _PIPELINE_SUPPORTED
 
 
 @dataclass
