@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from games import engine, services
 from games.models import Game
 from games.services import MoveRequest
+from server.errors import AppError
 
 
 def legal(game: Game) -> list[str]:
@@ -15,6 +18,12 @@ def legal(game: Game) -> list[str]:
 
 # What each request of `mixed_batch` gets: the version it made, or its error code.
 EXPECTED = [1, "illegal_move", 2, "stale_version", "forbidden", "not_found", "bad_move", 1]
+
+
+def kinds(results: list, version: Callable[[Any], int]) -> list:
+    """Each result as EXPECTED lists it: its error's code, or the version `version` reads off
+    it (an Outcome's game, or a socket answer's first item)."""
+    return [r.code if isinstance(r, AppError) else version(r) for r in results]
 
 
 @dataclass

@@ -18,8 +18,7 @@ from games import clock, consumers, services
 from games.loop_writer import LoopBatchWriter
 from games.models import DailyChallenge, Game, Move, VariantRecord
 from games.services import MoveRequest
-from server.errors import AppError
-from tests.batches import EXPECTED, legal, mixed_batch
+from tests.batches import EXPECTED, kinds, legal, mixed_batch
 from tests.conftest import play_line
 
 pytestmark = [
@@ -28,10 +27,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 BROKEN_WRITE = "SELECT %s::jsonb, %s::int"  # the second parameter is JSON text: always fails
-
-
-def _kinds(results: list) -> list:
-    return [r.code if isinstance(r, AppError) else r for r in results]
 
 
 def _ranked_one_move_from_a_win(api) -> tuple[Game, str]:  # noqa: ANN001
@@ -48,7 +43,7 @@ def test_the_pipelined_path_plays_a_batch_as_one_transaction(user, other_user): 
     a, b = batch.a, batch.b
     assert not connection.in_atomic_block and services._can_pipeline()
     results = services.play_moves(batch.requests)
-    assert _kinds([r if isinstance(r, AppError) else r.game.version for r in results]) == EXPECTED
+    assert kinds(results, lambda outcome: outcome.game.version) == EXPECTED
     a.refresh_from_db()
     b.refresh_from_db()
     assert (a.version, b.version) == (2, 1)
@@ -103,7 +98,7 @@ def test_the_loop_writer_plays_a_batch_as_play_moves_does(user, other_user):  # 
     batch = mixed_batch(user, other_user)
     a, b = batch.a, batch.b
     results = _on_a_loop(lambda writer: writer.write(batch.requests))
-    assert _kinds([r if isinstance(r, AppError) else r[0] for r in results]) == EXPECTED
+    assert kinds(results, lambda answer: answer[0]) == EXPECTED
     version, frames = results[0]
     assert frames[0]["t"] == "state" and frames[0]["v"] == 1
     assert results[3].extra["v"] == 2
