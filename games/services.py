@@ -31,13 +31,17 @@ from server.errors import AppError
 UNDO = "undo"
 _STATE_FIELD = Game._meta.get_field("state")
 # Every column but the state, which comes as text and is decoded only if the cache misses.
+_LOCKED_COLUMNS = ", ".join(
+    f"g.{f.column}" for f in Game._meta.concrete_fields if f.name != "state"
+)
+_LOCK_JOINS = (
+    f"JOIN {Deal._meta.db_table} d ON d.id = g.deal_id "
+    f"LEFT JOIN {DailyChallenge._meta.db_table} dc ON dc.id = g.daily_id"
+)
+_LOCK_EXTRAS = "d.variant AS deal_variant, d.number AS deal_number, dc.date AS daily_date"
 _LOCK_SQL = (
-    "SELECT "
-    + ", ".join(f"g.{f.column}" for f in Game._meta.concrete_fields if f.name != "state")
-    + ", CAST(g.state AS TEXT) AS state_json, d.variant AS deal_variant, "
-    f"d.number AS deal_number, dc.date AS daily_date "
-    f"FROM {Game._meta.db_table} g JOIN {Deal._meta.db_table} d ON d.id = g.deal_id "
-    f"LEFT JOIN {DailyChallenge._meta.db_table} dc ON dc.id = g.daily_id WHERE g.id"
+    f"SELECT {_LOCKED_COLUMNS}, CAST(g.state AS TEXT) AS state_json, {_LOCK_EXTRAS} "
+    f"FROM {Game._meta.db_table} g {_LOCK_JOINS} WHERE g.id"
 )
 MAX_DEAL = 2**31 - 1
 
@@ -121,20 +125,24 @@ def _lock(game_id: int, user) -> Game:  # noqa: ANN001
 
 def _lock_many(game_ids: list[int]) -> dict[int, Game]:
     """Lock the rows of `game_ids` (in id order, so concurrent writers cannot deadlock)."""
-    return _prepared(_locked_rows(game_ids))
+    cached = state_cache.states.entries_for(game_ids)
+    return _prepared(_locked_rows(game_ids, cached), cached)
 
 
-def _prepared(locked: Iterable[Game]) -> dict[int, Game]:
-    """Locked games by id, each with its state (from the cache when it holds this version)
-    and its deal."""
+def _prepared(locked: Iterable[Game], cached: dict[int, state_cache.Entry]) -> dict[int, Game]:
+    """Locked games by id, each with its state and its deal.
+
+    The state comes from `cached` (the cache's entries when the lock was asked for) if the
+    entry is of the locked version; only then may the lock query have left `state_json` out.
+    """
     games = {}
     for game in locked:
-        cached = state_cache.states.get(game.pk, game.version)
-        if cached is None:
+        entry = cached.get(game.pk)
+        if entry is None or entry[0] != game.version:
             game.state = json.loads(game.state_json)
             game.engine_state = None
         else:
-            game.engine_state, game.state = cached
+            _, game.engine_state, game.state = entry
         _DEAL_FIELD.set_cached_value(game, _deal(game.deal_id, game.deal_variant, game.deal_number))
         if isinstance(game.daily_date, str):  # SQLite hands extra columns back as text
             game.daily_date = dt.date.fromisoformat(game.daily_date)
@@ -160,17 +168,30 @@ def _deal(deal_id: int, variant: str, number: int) -> Deal:
 
 
 _LOCKED_FIELDS = [f.attname for f in Game._meta.concrete_fields if f.name != "state"]
-_LOCK_SQL_PG = _LOCK_SQL + " = ANY(%s) ORDER BY g.id FOR UPDATE OF g"
+_LOCK_SQL_PG = (
+    f"SELECT {_LOCKED_COLUMNS}, "
+    "CASE WHEN g.version = c.v THEN NULL ELSE CAST(g.state AS TEXT) END AS state_json, "
+    f"{_LOCK_EXTRAS} FROM unnest(%s::bigint[], %s::int[]) AS c(id, v) "
+    f"JOIN {Game._meta.db_table} g ON g.id = c.id {_LOCK_JOINS} ORDER BY g.id FOR UPDATE OF g"
+)
 
 
-def _locked_rows(game_ids: list[int]) -> Iterator[Game]:
+def _lock_params(game_ids: list[int], cached: dict[int, state_cache.Entry]) -> list[list[int]]:
+    """The parameters of _LOCK_SQL_PG: each game with the version whose state is cached here
+    (-1 if none). The state of a game at that version stays in the database: it is most of a
+    row, and turning it into text, sending it and decoding it was wasted on a cache hit."""
+    return [game_ids, [cached[i][0] if i in cached else -1 for i in game_ids]]
+
+
+def _locked_rows(game_ids: list[int], cached: dict[int, state_cache.Entry]) -> Iterator[Game]:
     """The games, each with its extra columns (state_json, deal_*, daily_date) as attributes.
 
     On PostgreSQL: psycopg's own cursor, one statement text for any number of games (the
-    pipelined paths prepare it), and the rows straight into Game instances
-    (`_games_from_pg_rows`). psycopg already returns Python values; the ORM's raw-query
-    machinery (column mapping, converters, per query) was half of a lone move's CPU. Elsewhere
-    the raw query, which applies SQLite's converters.
+    pipelined paths prepare it), the state left out where `cached` has it (`_lock_params`),
+    and the rows straight into Game instances (`_games_from_pg_rows`). psycopg already
+    returns Python values; the ORM's raw-query machinery (column mapping, converters, per
+    query) was half of a lone move's CPU. Elsewhere the raw query, which applies SQLite's
+    converters.
     """
     if connection.vendor != "postgresql":
         sql = f"{_LOCK_SQL} IN ({', '.join(['%s'] * len(game_ids))}) ORDER BY g.id"
@@ -179,7 +200,7 @@ def _locked_rows(game_ids: list[int]) -> Iterator[Game]:
         yield from Game.objects.raw(sql, game_ids)
         return
     with _pg_cursor() as cursor:
-        cursor.execute(_LOCK_SQL_PG, [game_ids])
+        cursor.execute(_LOCK_SQL_PG, _lock_params(game_ids, cached))
         rows = cursor.fetchall()
     yield from _games_from_pg_rows(rows)
 
@@ -489,8 +510,13 @@ class _PipelinedBatch:
     to_orm: bool
 
     @classmethod
-    def plan(cls, locked_rows: list[tuple], requests: list[MoveRequest]) -> _PipelinedBatch:
-        games = _prepared(_games_from_pg_rows(locked_rows))
+    def plan(
+        cls,
+        locked_rows: list[tuple],
+        cached: dict[int, state_cache.Entry],
+        requests: list[MoveRequest],
+    ) -> _PipelinedBatch:
+        games = _prepared(_games_from_pg_rows(locked_rows), cached)
         results, rows, touched = _apply_batch(games, requests)
         to_orm = any(game.finished and game.ranked for game in touched)
         params = _postgresql_batch(rows, _game_rows(touched)) if rows and not to_orm else None
@@ -516,9 +542,11 @@ def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppErro
     pg = connection.connection
     try:
         with connection.wrap_database_errors, pg.pipeline(), psycopg.Cursor(pg) as cursor:
+            ids = _ids(requests)
+            cached = state_cache.states.entries_for(ids)
             cursor.execute(b"BEGIN", prepare=False)
-            cursor.execute(_LOCK_SQL_PG, [_ids(requests)], prepare=True)
-            batch = _PipelinedBatch.plan(cursor.fetchall(), requests)
+            cursor.execute(_LOCK_SQL_PG, _lock_params(ids, cached), prepare=True)
+            batch = _PipelinedBatch.plan(cursor.fetchall(), cached, requests)
             if batch.to_orm:
                 cursor.execute(b"ROLLBACK", prepare=False)
                 return None
@@ -543,9 +571,11 @@ async def play_moves_async(
     try:
         async with conn.pipeline():
             cursor = conn.cursor()
+            ids = _ids(requests)
+            cached = state_cache.states.entries_for(ids)
             await cursor.execute(b"BEGIN", prepare=False)
-            await cursor.execute(_LOCK_SQL_PG, [_ids(requests)], prepare=True)
-            batch = _PipelinedBatch.plan(await cursor.fetchall(), requests)
+            await cursor.execute(_LOCK_SQL_PG, _lock_params(ids, cached), prepare=True)
+            batch = _PipelinedBatch.plan(await cursor.fetchall(), cached, requests)
             if batch.to_orm:
                 await cursor.execute(b"ROLLBACK", prepare=False)
                 return None

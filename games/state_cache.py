@@ -9,9 +9,12 @@ entry is put only after its transaction commits, never for a version that was ro
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from games import engine
+
+Entry = tuple[int, engine.State, dict[str, Any]]  # version, engine state, state as stored
 
 
 class StateCache:
@@ -23,13 +26,20 @@ class StateCache:
 
     def __init__(self, size: int = 5_000) -> None:
         self.size = size
-        self.entries: dict[int, tuple[int, engine.State, dict[str, Any]]] = {}
+        self.entries: dict[int, Entry] = {}
 
     def get(self, game_id: int, version: int) -> tuple[engine.State, dict[str, Any]] | None:
         entry = self.entries.get(game_id)
         if entry is None or entry[0] != version:
             return None
         return entry[1], entry[2]
+
+    def entries_for(self, game_ids: Iterable[int]) -> dict[int, Entry]:
+        """The entries of these games as they are now: a writer that locks the games asks
+        the database for the states it does not hold (services._lock_params), and then uses
+        these very entries, whatever the cache does meanwhile."""
+        entries = self.entries
+        return {i: entries[i] for i in game_ids if i in entries}
 
     def put(self, game_id: int, version: int, state: engine.State, stored: dict) -> None:
         """Keep `state` without its parents: a cached state that held every state before it

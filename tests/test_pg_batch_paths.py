@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import os
 
+import orjson
 import psycopg
 import pytest
 from django.core.management import call_command
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 
-from games import clock, consumers, services
+from games import clock, consumers, services, state_cache
 from games.loop_writer import LoopBatchWriter
 from games.models import DailyChallenge, Game, Move, VariantRecord
 from games.services import MoveRequest
@@ -154,3 +155,31 @@ def test_a_batch_the_loop_writer_fails_is_played_on_a_thread(user, monkeypatch):
     [(version, frames)] = _on_a_loop(lambda _writer: _through_a_batcher([request]))
     assert version == 1 and frames[0]["v"] == 1
     assert Move.objects.filter(game=game).count() == 1
+
+
+def test_the_lock_query_sends_the_state_only_when_this_process_lacks_it(user):  # noqa: ANN001
+    """A state cached at the locked version stays in the database; a stale or missing entry
+    gets the stored state, and each way the move is played from the right position."""
+    game = services.start_practice(user, "portuguese", 1)
+    first, *_ = legal(game)
+    services.play_move(game.pk, user, first, 0)  # commits, and caches version 1
+    cached = state_cache.states.entries_for([game.pk])
+    assert cached[game.pk][0] == 1
+
+    def state_json(entries: dict) -> str | None:
+        with transaction.atomic():
+            [locked] = services._locked_rows([game.pk], entries)
+            return locked.state_json
+
+    assert state_json(cached) is None
+    assert orjson.loads(state_json({})) == Game.objects.get(pk=game.pk).state
+    stale = {game.pk: (0, *cached[game.pk][1:])}
+    assert state_json(stale) is not None
+
+    state_cache.states.entries.clear()  # as in another process: the state comes from the row
+    second = legal(Game.objects.get(pk=game.pk))[0]
+    assert services.play_move(game.pk, user, second, 1).game.version == 2
+    third = legal(Game.objects.get(pk=game.pk))[0]
+    state_cache.states.put(game.pk, 1, *cached[game.pk][1:])  # an older version's entry
+    assert services.play_move(game.pk, user, third, 2).game.version == 3
+    call_command("replay_verify")
