@@ -28,12 +28,6 @@ class StateCache:
         self.size = size
         self.entries: dict[int, Entry] = {}
 
-    def get(self, game_id: int, version: int) -> tuple[engine.State, dict[str, Any]] | None:
-        entry = self.entries.get(game_id)
-        if entry is None or entry[0] != version:
-            return None
-        return entry[1], entry[2]
-
     def entries_for(self, game_ids: Iterable[int]) -> dict[int, Entry]:
         """The entries of these games as they are now: a writer that locks the games asks
         the database for the states it does not hold (services._lock_params), and then uses

@@ -114,9 +114,10 @@ def test_only_committed_versions_reach_the_state_cache(user):  # noqa: ANN001
     with pytest.raises(RuntimeError), transaction.atomic():
         services.play_move(game.pk, user, first, 0)
         raise RuntimeError("rolled back after the move")
-    assert state_cache.states.get(game.pk, 1) is None
+    assert game.pk not in state_cache.states.entries_for([game.pk])
     services.play_move(game.pk, user, second, 0)  # version 1 again, another move
-    state, stored = state_cache.states.get(game.pk, 1)
+    version, state, stored = state_cache.states.entries_for([game.pk])[game.pk]
+    assert version == 1
     game.refresh_from_db()
     assert stored == game.state and state == engine.State.from_dict(game.state)
     assert state.last_move == second
@@ -129,8 +130,8 @@ def test_the_state_cache_holds_positions_not_the_games_behind_them(user):  # noq
     for v in range(6):
         game.refresh_from_db()
         services.play_move(game.pk, user, legal(game)[0], v)
-    state, _ = state_cache.states.get(game.pk, 6)
-    assert state.parent is None and state.moves == 6
+    version, state, _ = state_cache.states.entries_for([game.pk])[game.pk]
+    assert version == 6 and state.parent is None and state.moves == 6
 
 
 def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
@@ -138,8 +139,9 @@ def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
     s = engine.new_game("portuguese", 1)
     for game_id in (1, 2, 1, 3):
         cache.put(game_id, 5, s, {})
-    assert cache.get(2, 5) is None and cache.get(1, 5) and cache.get(3, 5)
-    assert cache.get(1, 4) is None  # another version is another state
+    assert set(cache.entries_for([1, 2, 3])) == {1, 3}
+    cache.put(1, 6, s, {})  # a game's next version replaces its entry
+    assert cache.entries_for([1])[1][0] == 6 and len(cache.entries) == 2
 
 
 async def test_an_unexpected_error_reaches_only_its_own_caller():
