@@ -249,8 +249,13 @@ def _new_batcher() -> MoveBatcher:
             log.warning(
                 "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
             )
-            results = None
-        return await _write_moves(requests) if results is None else results
+            results = [None] * len(requests)
+        handed = [i for i, result in enumerate(results) if result is None]
+        if handed:
+            again = await _write_moves([requests[i] for i in handed])
+            for i, result in zip(handed, again, strict=True):
+                results[i] = result
+        return results
 
     return MoveBatcher(run, settings.GAME_MOVE_BATCH, close=writer.close)
 

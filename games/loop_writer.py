@@ -8,9 +8,9 @@ it waits for PostgreSQL (psycopg's async connection, in pipeline mode) the loop 
 sockets. The transaction is `services.play_moves_async`: the same as `services.play_moves`'
 pipelined one, step for step (lock the rows, apply in memory, write the batch, commit).
 
-A batch that finishes a ranked attempt is handed back (None): its records are written through
-the ORM, inside Django's transaction, on a thread. So is a batch that fails here; the caller
-replays it there, where each move gets its own answer.
+A batch that finishes a ranked attempt is handed back (None for each of its moves): its
+records are written through the ORM, inside Django's transaction, on a thread. So is a batch
+that fails here; the caller replays it there, where each move gets its own answer.
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ class LoopBatchWriter:
             self.conn = await psycopg.AsyncConnection.connect(**connection_params())
         return self.conn
 
-    async def write(self, requests: list[services.MoveRequest]) -> list[Result] | None:
-        """Play the batch in one transaction; None if it must be played on a thread."""
-        outcomes = await services.play_moves_async(await self._connection(), requests)
-        return None if outcomes is None else answers(outcomes)
+    async def write(self, requests: list[services.MoveRequest]) -> list[Result | None]:
+        """Play the batch; None for each move that must be played on a thread."""
+        return answers(await services.play_moves_async(await self._connection(), requests))
 
     async def close(self) -> None:
         if self.conn is not None:

@@ -44,10 +44,12 @@ def write_batch(requests: list[services.MoveRequest]) -> list[Result]:
     return answers(outcomes)
 
 
-def answers(outcomes: list) -> list[Result]:
-    """Each move's answer for its socket: (version, frames) if it was applied, else its error."""
+def answers(outcomes: list) -> list[Result | None]:
+    """Each move's answer for its socket: (version, frames) if it was applied, else its error
+    (None stays None: a move not played yet)."""
     return [
-        o if isinstance(o, Exception) else (o.game.version, events.frames_for(o)) for o in outcomes
+        o if o is None or isinstance(o, Exception) else (o.game.version, events.frames_for(o))
+        for o in outcomes
     ]
 
 

@@ -14,11 +14,15 @@ from typing import Any
 
 from games import engine
 
-Entry = tuple[int, engine.State, dict[str, Any]]  # version, engine state, state as stored
+# version, engine state, state as stored, and the game row as it stood at that version
+Entry = tuple[int, engine.State, dict[str, Any], Any]
 
 
 class StateCache:
-    """A bounded map game id -> (version, engine state, state as stored).
+    """A bounded map game id -> (version, engine state, state as stored, game row).
+
+    The row (a `Game` nobody changes: writers copy it) lets a batch whose every game is here
+    skip the lock query and write with a version check instead (services.play_moves_async).
 
     An entry takes about 5 KB (Chinese FreeCell, measured), so the default bound is ~25 MB;
     a process rarely has more games in play at once, and a miss only costs a decode.
@@ -35,13 +39,15 @@ class StateCache:
         entries = self.entries
         return {i: entries[i] for i in game_ids if i in entries}
 
-    def put(self, game_id: int, version: int, state: engine.State, stored: dict) -> None:
+    def put(
+        self, game_id: int, version: int, state: engine.State, stored: dict, game: Any = None
+    ) -> None:
         """Keep `state` without its parents: a cached state that held every state before it
         grew by one per move, and each full garbage collection walked them all."""
         state = state.detached()
         entries = self.entries
         entries.pop(game_id, None)  # re-inserted last: the oldest entries go first
-        entries[game_id] = (version, state, stored)
+        entries[game_id] = (version, state, stored, game)
         while len(entries) > self.size:
             entries.pop(next(iter(entries)), None)
 

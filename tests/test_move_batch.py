@@ -116,8 +116,8 @@ def test_only_committed_versions_reach_the_state_cache(user):  # noqa: ANN001
         raise RuntimeError("rolled back after the move")
     assert game.pk not in state_cache.states.entries_for([game.pk])
     services.play_move(game.pk, user, second, 0)  # version 1 again, another move
-    version, state, stored = state_cache.states.entries_for([game.pk])[game.pk]
-    assert version == 1
+    version, state, stored, row = state_cache.states.entries_for([game.pk])[game.pk]
+    assert version == 1 and row.version == 1
     game.refresh_from_db()
     assert stored == game.state and state == engine.State.from_dict(game.state)
     assert state.last_move == second
@@ -130,8 +130,9 @@ def test_the_state_cache_holds_positions_not_the_games_behind_them(user):  # noq
     for v in range(6):
         game.refresh_from_db()
         services.play_move(game.pk, user, legal(game)[0], v)
-    version, state, _ = state_cache.states.entries_for([game.pk])[game.pk]
+    version, state, _, row = state_cache.states.entries_for([game.pk])[game.pk]
     assert version == 6 and state.parent is None and state.moves == 6
+    assert row.version == 6 and row.engine_state is None  # the row does not hold one either
 
 
 def test_the_state_cache_is_bounded_and_drops_the_oldest_first():

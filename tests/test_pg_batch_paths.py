@@ -14,8 +14,9 @@ import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
-from games import clock, consumers, services, state_cache
+from games import clock, consumers, engine, services, state_cache
 from games.loop_writer import LoopBatchWriter
 from games.models import DailyChallenge, Game, Move, VariantRecord
 from games.services import MoveRequest
@@ -112,7 +113,7 @@ def test_the_loop_writer_plays_a_batch_as_play_moves_does(user, other_user):  # 
 def test_the_loop_writer_hands_a_ranked_win_back_untouched(user, api):  # noqa: ANN001
     game, last = _ranked_one_move_from_a_win(api)
     request = MoveRequest(game.pk, user, last, game.version)
-    assert _on_a_loop(lambda writer: writer.write([request])) is None
+    assert _on_a_loop(lambda writer: writer.write([request])) == [None]
     assert Game.objects.get(pk=game.pk).version == game.version  # nothing written
 
     [(version, frames)] = _on_a_loop(lambda _writer: _through_a_batcher([request]))
@@ -183,3 +184,72 @@ def test_the_lock_query_sends_the_state_only_when_this_process_lacks_it(user):  
     state_cache.states.put(game.pk, 1, *cached[game.pk][1:])  # an older version's entry
     assert services.play_move(game.pk, user, third, 2).game.version == 3
     call_command("replay_verify")
+
+
+BROKEN_LOCK = "SELECT %s::bigint[], %s::jsonb"  # the second parameter is an array: always fails
+
+
+def _cache(*games: Game) -> None:
+    """Put the games in this process's cache as a committed batch would."""
+    with transaction.atomic():
+        locked = services._lock_many([g.pk for g in games])
+    for game in locked.values():
+        game.engine_state = engine.State.from_dict(game.state)
+    services._cache_after_commit(list(locked.values()))()
+
+
+def test_a_batch_of_cached_games_is_written_without_the_lock_query(user, other_user, monkeypatch):  # noqa: ANN001
+    """Every case of the mixed batch but the missing game (it cannot be cached) is answered as
+    under the lock, with the lock query broken: it is not sent."""
+    batch = mixed_batch(user, other_user)
+    requests = [r for r in batch.requests if r.game_id != 999_999]
+    _cache(batch.a, batch.b, batch.theirs)
+    monkeypatch.setattr(services, "_LOCK_SQL_PG", BROKEN_LOCK)
+    results = _on_a_loop(lambda writer: writer.write(requests))
+    expected = [e for e in EXPECTED if e != "not_found"]
+    # The forbidden move's game had nothing written: it is played again with the lock (broken
+    # here), so that move alone is handed back for a thread to play.
+    assert kinds(results, lambda answer: answer and answer[0]) == [*expected[:4], None, *expected[5:]]
+    assert results[3].extra["v"] == 2
+    a, b = Game.objects.get(pk=batch.a.pk), Game.objects.get(pk=batch.b.pk)
+    assert (a.version, b.version) == (2, 1)
+    assert state_cache.states.entries_for([a.pk])[a.pk][0] == 2
+    monkeypatch.undo()
+    call_command("replay_verify")
+
+
+def _moved_elsewhere(user) -> tuple[Game, state_cache.Entry]:  # noqa: ANN001
+    """A game at version 2 whose cache entry here says 1, as if another process made move 2."""
+    game = services.start_practice(user, "portuguese", 1)
+    services.play_move(game.pk, user, legal(game)[0], 0)
+    old = state_cache.states.entries_for([game.pk])[game.pk]
+    game.refresh_from_db()
+    services.play_move(game.pk, user, legal(game)[0], 1)
+    state_cache.states.put(game.pk, *old)
+    return Game.objects.get(pk=game.pk), old
+
+
+def test_a_move_answered_from_a_stale_cache_is_played_again_with_the_lock(user):  # noqa: ANN001
+    game, old = _moved_elsewhere(user)
+    on_old = old[1].legal_moves()[0]  # legal at version 1, which the cache still holds
+    [stale] = _on_a_loop(lambda w: w.write([MoveRequest(game.pk, user, on_old, 1)]))
+    assert stale.code == "stale_version" and stale.extra["v"] == 2
+    assert Game.objects.get(pk=game.pk).version == 2
+
+    state_cache.states.put(game.pk, *old)
+    current = legal(game)[0]  # the cache would refuse it as stale: the database says it is not
+    [(version, frames)] = _on_a_loop(lambda w: w.write([MoveRequest(game.pk, user, current, 2)]))
+    assert version == 3 and frames[0]["v"] == 3
+    assert Move.objects.filter(game=game).count() == 3
+    call_command("replay_verify")
+
+
+def test_a_move_on_a_game_resigned_elsewhere_is_refused_though_cached(user):  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    services.play_move(game.pk, user, legal(game)[0], 0)
+    Game.objects.filter(pk=game.pk).update(status="resigned", finished_at=timezone.now())
+    game.refresh_from_db()
+    [refused] = _on_a_loop(lambda w: w.write([MoveRequest(game.pk, user, legal(game)[0], 1)]))
+    assert refused.code == "game_over"
+    assert Game.objects.get(pk=game.pk).version == 1
+    assert Move.objects.filter(game=game).count() == 1
