@@ -209,7 +209,11 @@ def test_a_batch_of_cached_games_is_written_without_the_lock_query(user, other_u
     expected = [e for e in EXPECTED if e != "not_found"]
     # The forbidden move's game had nothing written: it is played again with the lock (broken
     # here), so that move alone is handed back for a thread to play.
-    assert kinds(results, lambda answer: answer and answer[0]) == [*expected[:4], None, *expected[5:]]
+    assert kinds(results, lambda answer: answer and answer[0]) == [
+        *expected[:4],
+        None,
+        *expected[5:],
+    ]
     assert results[3].extra["v"] == 2
     a, b = Game.objects.get(pk=batch.a.pk), Game.objects.get(pk=batch.b.pk)
     assert (a.version, b.version) == (2, 1)
