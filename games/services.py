@@ -2,7 +2,9 @@
 
 `play_move`, `undo` and `resign` lock the game row (`select_for_update`) so two sockets of one
 owner, or a socket and a REST call, cannot fork a game; the version check makes a resent move
-harmless (it fails with `stale_version` instead of being applied twice).
+harmless (it fails with `stale_version` instead of being applied twice). Socket moves on
+PostgreSQL whose games this process has cached skip the lock query: their write is itself the
+check (it updates a game only at the version the batch started from; `play_moves_async`).
 """
 
 from __future__ import annotations
