@@ -5,8 +5,9 @@ the rows, the frames). On a worker thread that Python competed with the event lo
 a millisecond slice each in turn, so a batch's 4 ms of work took 8 and more while every move in
 it waited. Here the batch runs on the loop: its Python runs at once, uninterrupted, and while
 it waits for PostgreSQL (psycopg's async connection, in pipeline mode) the loop serves the
-sockets. The transaction is `services.play_moves_async`: the same as `services.play_moves`'
-pipelined one, step for step (lock the rows, apply in memory, write the batch, commit).
+sockets. The batch is `services.play_moves_async`: one statement when this process has every
+game of it cached, else the same transaction as `services.play_moves`' pipelined one, step for
+step (lock the rows, apply in memory, write the batch, commit).
 
 A batch that finishes a ranked attempt is handed back (None for each of its moves): its
 records are written through the ORM, inside Django's transaction, on a thread. So is a batch
