@@ -43,7 +43,7 @@ WS_CODES = {
     "forbidden",
     "rate_limited",
 }
-WS_CODE_MAP = {"bad_move": "illegal_move", "invalid": "bad_message", "not_found": "forbidden"}
+WS_CODE_MAP = {"invalid": "bad_message", "not_found": "forbidden"}
 
 
 class RateLimiter:

@@ -23,7 +23,9 @@ def deal_visible(game: Game) -> bool:
 
 
 def state_view(game: Game, state: engine.State | None = None, last_move: str | None = None) -> dict:
-    """The PROTOCOL.md state of a game, as any user may see it."""
+    """The PROTOCOL.md state of a game, as any user may see it. `last_move` is the move just
+    played; without it (a socket's first state, a sync, a REST read) it is the last one in the
+    history (one indexed row), so a client that reconnects still sees what happened last."""
     if state is None:
         state = engine.State.from_dict(game.state)
     view = state.view()
@@ -31,6 +33,8 @@ def state_view(game: Game, state: engine.State | None = None, last_move: str | N
     if game.status == Game.Status.RESIGNED:
         view["status"] = "resigned"
         view["legal_moves"] = []
+    if last_move is None and game.version:
+        last_move = game.move_rows.order_by("-n").values_list("move", flat=True).first()
     view["last_move"] = last_move
     return view
 

@@ -62,10 +62,13 @@ class Outcome:
 
 
 def _engine_call(fn, *args):  # noqa: ANN001, ANN202
+    """Engine errors as the API's: a string that is not a move at all (the engine's `bad_move`)
+    is an `illegal_move` on the wire, as PROTOCOL.md names it, on REST as on WebSocket."""
     try:
         return fn(*args)
     except engine.EngineError as exc:
-        raise AppError(exc.code, exc.message) from exc
+        code = "illegal_move" if exc.code == "bad_move" else exc.code
+        raise AppError(code, exc.message) from exc
 
 
 def check_variant(variant: str) -> str:
@@ -439,7 +442,7 @@ def _on_finish(game: Game) -> None:
 
 def _check_move_text(move: Any) -> None:
     if not isinstance(move, str) or not move or len(move) > 16:
-        raise AppError("bad_move", "A move is a short string such as 't3-f0' or 'draw'.")
+        raise AppError("illegal_move", "A move is a short string such as 't3-f0' or 'draw'.")
 
 
 def _apply(game: Game, move: str, v: int | None) -> Outcome:

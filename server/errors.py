@@ -19,7 +19,6 @@ CODE_STATUS: dict[str, int] = {
     "bad_request": 400,
     "bad_message": 400,
     "bad_json": 400,
-    "bad_move": 400,
     "illegal_move": 400,
     "invalid": 400,
     "bad_deal": 400,

@@ -1,8 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
+from server.errors import handler404 as json_not_found
 from server.health import HealthView
 
 api_patterns = [
@@ -15,6 +16,8 @@ api_patterns = [
     path("schema", SpectacularAPIView.as_view(), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("", include("games.api.urls")),
+    # Anything else under /api/ is a JSON 404, with DEBUG on as well (Django's would be HTML).
+    re_path(r"", json_not_found),
 ]
 
 urlpatterns = [

@@ -17,7 +17,7 @@ def legal(game: Game) -> list[str]:
 
 
 # What each request of `mixed_batch` gets: the version it made, or its error code.
-EXPECTED = [1, "illegal_move", 2, "stale_version", "forbidden", "not_found", "bad_move", 1]
+EXPECTED = [1, "illegal_move", 2, "stale_version", "forbidden", "not_found", "illegal_move", 1]
 
 
 def kinds(results: list, version: Callable[[Any], int]) -> list:

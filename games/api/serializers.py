@@ -17,7 +17,7 @@ class NewGameSerializer(serializers.Serializer):
 
 
 class MoveRequestSerializer(serializers.Serializer):
-    move = serializers.CharField(max_length=16, trim_whitespace=True)
+    move = serializers.CharField(max_length=16, trim_whitespace=False)
     v = serializers.IntegerField(min_value=0)
 
 

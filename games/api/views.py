@@ -15,7 +15,7 @@ from games.broadcast import send_to_game_sync
 from games.services import Outcome
 
 ERRORS = {
-    400: OpenApiResponse(s.ErrorSerializer, description="bad_move, illegal_move, invalid"),
+    400: OpenApiResponse(s.ErrorSerializer, description="illegal_move, invalid"),
     401: OpenApiResponse(s.ErrorSerializer, description="not_authenticated"),
     403: OpenApiResponse(s.ErrorSerializer, description="forbidden: not your game"),
     404: OpenApiResponse(s.ErrorSerializer, description="not_found"),

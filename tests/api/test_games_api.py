@@ -60,12 +60,12 @@ def test_illegal_move_is_refused_and_changes_nothing(api):  # noqa: ANN001
     assert not Move.objects.exists()
 
 
-@pytest.mark.parametrize("move", ["t99-f0", "banana", "t0-x1", "c0-t1"])
+@pytest.mark.parametrize("move", ["t99-f0", "banana", "t0-x1", "c0-t1", " t0-t1", "t0-t1 "])
 def test_unknown_piles_and_garbage_are_refused(api, move):  # noqa: ANN001
     game = new_game(api)
     res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
     assert res.status_code == 400
-    assert res.json()["code"] in {"bad_move", "illegal_move"}
+    assert res.json()["code"] == "illegal_move"
     assert not Move.objects.exists()
 
 
@@ -152,3 +152,21 @@ def test_resign_ends_the_game_and_further_moves_are_game_over(api):  # noqa: ANN
 def test_variants_lists_the_five_games(api):  # noqa: ANN001
     ids = [v["id"] for v in api.get("/api/variants").json()]
     assert ids == ["portuguese", "spanish", "countess", "barricade", "chinese_freecell"]
+
+
+def test_a_game_read_later_still_names_its_last_move(api):  # noqa: ANN001
+    """PROTOCOL.md: the state carries `last_move` after every change, not only in the reply."""
+    game = new_game(api)
+    assert api.get(f"/api/games/{game['id']}").json()["state"]["last_move"] is None
+    move = game["state"]["legal_moves"][0]
+    api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert api.get(f"/api/games/{game['id']}").json()["state"]["last_move"] == move
+    api.post(f"/api/games/{game['id']}/undo", {"v": 1}, format="json")
+    assert api.get(f"/api/games/{game['id']}").json()["state"]["last_move"] == "undo"
+
+
+@pytest.mark.parametrize("path", ["/api/nonexistent", "/api/games/abc", "/api/games/1/"])
+def test_unknown_api_paths_are_json_404s(api, path, settings):  # noqa: ANN001
+    settings.DEBUG = True  # Django's own 404 page would be HTML then
+    res = api.get(path)
+    assert res.status_code == 404 and res.json()["code"] == "not_found"

@@ -172,6 +172,14 @@ async def test_unknown_game_closes_with_4404(user):  # noqa: ANN001
     assert (await comm.receive_output())["code"] == 4404
 
 
+@pytest.mark.parametrize("path", ["/ws/games/abc", "/ws/nothing"])
+async def test_a_path_with_no_socket_closes_with_4404(user, path):  # noqa: ANN001
+    comm = await connect(path, user)
+    err = await recv(comm)
+    assert err["t"] == "error" and err["d"]["code"] == "bad_message"
+    assert (await comm.receive_output())["code"] == 4404
+
+
 async def test_missing_auth_closes_with_4401(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}")
