@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from games import clock, engine
-from games.models import Game
+from games.models import Game, Move
 
 
 def deal_visible(game: Game) -> bool:
@@ -34,9 +34,19 @@ def state_view(game: Game, state: engine.State | None = None, last_move: str | N
         view["status"] = "resigned"
         view["legal_moves"] = []
     if last_move is None and game.version:
-        last_move = game.move_rows.order_by("-n").values_list("move", flat=True).first()
+        if hasattr(game, "last_move_text"):  # a list read with with_last_move()
+            last_move = game.last_move_text
+        else:
+            last_move = game.move_rows.order_by("-n").values_list("move", flat=True).first()
     view["last_move"] = last_move
     return view
+
+
+def with_last_move(games: QuerySet[Game]) -> QuerySet[Game]:
+    """Games that bring their last move along, for a list of payloads (one query, not one per
+    game)."""
+    last = Move.objects.filter(game=OuterRef("pk")).order_by("-n").values("move")[:1]
+    return games.annotate(last_move_text=Subquery(last))
 
 
 def game_payload(

@@ -95,7 +95,9 @@ class VariantListView(APIView):
 class GameListView(APIView):
     @extend_schema(responses={200: s.GameSerializer(many=True)}, summary="Your 50 latest games")
     def get(self, request: Request) -> Response:
-        games = request.user.games.select_related("deal", "daily", "owner").order_by("-started_at")
+        games = selectors.with_last_move(
+            request.user.games.select_related("deal", "daily", "owner").order_by("-started_at")
+        )
         return Response([selectors.game_payload(g) for g in games[:50]])
 
     @extend_schema(

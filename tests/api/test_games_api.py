@@ -170,3 +170,15 @@ def test_unknown_api_paths_are_json_404s(api, path, settings):  # noqa: ANN001
     settings.DEBUG = True  # Django's own 404 page would be HTML then
     res = api.get(path)
     assert res.status_code == 404 and res.json()["code"] == "not_found"
+
+
+def test_the_game_list_reads_last_moves_in_one_query(api, django_assert_max_num_queries):  # noqa: ANN001
+    moved = []
+    for deal in (1, 2, 3):
+        game = new_game(api, deal=deal)
+        move = game["state"]["legal_moves"][0]
+        api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+        moved.append(move)
+    with django_assert_max_num_queries(3):  # auth, then the games with their last moves
+        games = api.get("/api/games").json()
+    assert [g["state"]["last_move"] for g in games] == moved[::-1]
