@@ -174,6 +174,18 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         await self.send_frame({"t": "pong"})
 
 
+class NoSuchSocket(JsonFrameConsumer):
+    """Any path no other socket serves (`/ws/games/abc`, a typo): an error frame and 4404, a
+    close a client can act on, not a handshake that fails with HTTP 500 because no route
+    matched."""
+
+    async def connect(self) -> None:
+        await self.accept()  # a close before accept would be an HTTP 403, losing the code
+        await self.refuse_connection(
+            AppError("bad_message", "No such WebSocket path."), CLOSE_NOT_FOUND
+        )
+
+
 def _is_id(value: Any) -> bool:
     return value is None or (
         isinstance(value, str | int) and not isinstance(value, bool) and len(str(value)) <= 64
