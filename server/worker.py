@@ -29,6 +29,27 @@ def set_switch_interval() -> float:
     return sys.getswitchinterval()
 
 
+def close_oversized_sockets() -> None:
+    """Close a socket that sends a frame over daphne's limit with 1009, instead of dropping it.
+
+    daphne reads at most 1 MiB per message (`--websocket_max_message_size`); a frame up to
+    that reaches the consumer, which refuses anything over 64 KiB with `bad_message`. A larger
+    one autobahn refuses before reading it, and by default by cutting the TCP connection
+    (`failByDrop`): the client saw its socket vanish with no close code and no reason. With
+    the closing handshake it gets 1009 ("message too big") and autobahn's reason; so do
+    protocol errors (1002, 1007). Set before daphne builds its factory.
+    """
+    import daphne.server
+    from daphne.ws_protocol import WebSocketFactory
+
+    class ClosingWebSocketFactory(WebSocketFactory):
+        def resetProtocolOptions(self) -> None:  # noqa: N802 - autobahn's name
+            super().resetProtocolOptions()
+            self.failByDrop = False
+
+    daphne.server.WebSocketFactory = ClosingWebSocketFactory
+
+
 def main(argv: list[str] | None = None) -> None:
     from server import reactor
 
@@ -38,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     if "ASGI_THREADS" in os.environ:
         loop.set_default_executor(ThreadPoolExecutor(max_workers=int(os.environ["ASGI_THREADS"])))
     reactor.install(loop)
+    close_oversized_sockets()
 
     from daphne.cli import CommandLineInterface
 

@@ -90,6 +90,24 @@ def test_real_echo_socket(server):  # noqa: ANN001
         assert sock.recv(timeout=10) == '{"t":"ping"}'
 
 
+def test_oversized_frames_get_an_error_or_a_close_code_never_a_dropped_socket(server):  # noqa: ANN001
+    """Over 64 KiB: `bad_message`, and the socket stays open. Over daphne's 1 MiB read limit:
+    the closing handshake with 1009 (message too big), not a TCP connection cut mid-air."""
+    token = register(server, "bigframes")
+    status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 12}, token)
+    assert status == 201
+    with ws(server, f"/ws/games/{game['id']}", token) as sock:
+        assert recv(sock)["t"] == "state"
+        sock.send(json.dumps({"t": "ping", "d": {"pad": "x" * 100_000}}))
+        assert recv(sock)["d"]["code"] == "bad_message"
+        sock.send(json.dumps({"t": "ping"}))
+        assert recv(sock) == {"t": "pong"}
+        sock.send("x" * (1024 * 1024 + 1))
+        with pytest.raises(ConnectionClosed) as info:
+            sock.recv(timeout=10)
+    assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+
+
 @pytest.mark.redis
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL not set")
 def test_watcher_on_another_process_sees_moves_through_redis(server, shared_env, tmp_path):  # noqa: ANN001
