@@ -19,7 +19,7 @@ def register_user(username: str, password: str) -> tuple[User, Token]:
     try:
         password_validation.validate_password(password, user=candidate)
     except ValidationError as exc:
-        raise AppError("weak_password", " ".join(exc.messages), status=400) from exc
+        raise AppError("weak_password", " ".join(exc.messages)) from exc
     try:
         with transaction.atomic():
             user = User.objects.create_user(username=username, password=password)

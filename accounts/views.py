@@ -20,6 +20,10 @@ from accounts.serializers import (
     TokenSerializer,
 )
 from server.errors import AppError
+from server.openapi import SIGNED_IN, errors
+
+# Sign-up and sign-in: a malformed body, and the throttle on guessing (AuthThrottle).
+CREDENTIALS = ("invalid", "rate_limited")
 
 
 class AuthThrottle(AnonRateThrottle):
@@ -47,7 +51,10 @@ class RegisterView(APIView):
 
     @extend_schema(
         request=CredentialsSerializer,
-        responses={201: RegisteredSerializer},
+        responses={
+            201: RegisteredSerializer,
+            **errors(*CREDENTIALS, "weak_password", "username_taken"),
+        },
         examples=[
             OpenApiExample("Register", value={"username": "ada", "password": "s3cret-pass"}),
         ],
@@ -66,7 +73,7 @@ class TokenView(APIView):
 
     @extend_schema(
         request=LoginSerializer,
-        responses={200: TokenSerializer},
+        responses={200: TokenSerializer, **errors(*CREDENTIALS, "authentication_failed")},
         summary="Exchange username and password for the API token",
     )
     def post(self, request: Request) -> Response:
@@ -82,7 +89,7 @@ class SessionLoginView(APIView):
 
     @extend_schema(
         request=LoginSerializer,
-        responses={200: RegisteredSerializer},
+        responses={200: RegisteredSerializer, **errors(*CREDENTIALS, "authentication_failed")},
         summary="Sign in with a session cookie (browser client); also returns the token",
     )
     def post(self, request: Request) -> Response:
@@ -101,7 +108,10 @@ class SessionLogoutView(APIView):
 
 
 class MeView(APIView):
-    @extend_schema(responses={200: MeSerializer}, summary="The signed-in user and their stats")
+    @extend_schema(
+        responses={200: MeSerializer, **errors(*SIGNED_IN)},
+        summary="The signed-in user and their stats",
+    )
     def get(self, request: Request) -> Response:
         from games.selectors import player_profile
 

@@ -33,6 +33,7 @@ CODE_STATUS: dict[str, int] = {
     "game_over": 409,
     "conflict": 409,
     "username_taken": 409,
+    "weak_password": 400,
     "too_large": 413,
     "unsupported_media_type": 415,
     "rate_limited": 429,

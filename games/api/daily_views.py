@@ -12,9 +12,9 @@ from rest_framework.views import APIView
 
 from games import clock, daily, engine, leaderboards, selectors
 from games.api import serializers as s
-from games.api.views import ERRORS
 from games.services import check_variant
 from server.errors import AppError
+from server.openapi import CHALLENGE, PAGING, SIGNED_IN, errors
 
 PAGE_PARAMS = [
     OpenApiParameter("page", int, description="1-based page number"),
@@ -81,7 +81,7 @@ class DailyListView(APIView):
 class DailyPlayView(APIView):
     @extend_schema(
         request=None,
-        responses={201: s.GameSerializer, 200: s.GameSerializer, **ERRORS},
+        responses={201: s.GameSerializer, 200: s.GameSerializer, **errors(*SIGNED_IN, *CHALLENGE)},
         summary="Start (201) or resume (200) your ranked attempt",
         description="Only today's challenge is ranked; for a past day this starts a practice "
         "game on its deal (revealed). One ranked attempt per user: calling again resumes it.",
@@ -95,7 +95,7 @@ class DailyPlayView(APIView):
 class DailyPracticeView(APIView):
     @extend_schema(
         request=None,
-        responses={201: s.GameSerializer, **ERRORS},
+        responses={201: s.GameSerializer, **errors(*SIGNED_IN, *CHALLENGE, "forbidden")},
         summary="Practise a daily deal (after your ranked attempt, or a past day)",
     )
     def post(self, request: Request, date: str, variant: str) -> Response:
@@ -109,7 +109,7 @@ class DailyLeaderboardView(APIView):
 
     @extend_schema(
         parameters=PAGE_PARAMS,
-        responses={200: s.LeaderboardSerializer, **ERRORS},
+        responses={200: s.LeaderboardSerializer, **errors(*CHALLENGE, *PAGING)},
         summary="The day's ranked entries, with your own entry even when off the page",
         description="Order: won first, then more cards on the foundations, fewer moves, less "
         "time, who finished first. Ranks are 1..N (ties share nothing). Today's board lists "
@@ -138,7 +138,8 @@ class AllTimeLeaderboardView(APIView):
                     "page_size": serializers.IntegerField(),
                     "entries": serializers.ListField(child=serializers.DictField()),
                 },
-            )
+            ),
+            **errors("unknown_variant", *PAGING),
         },
         summary="All-time: daily wins, best par ratio, longest streak",
     )
@@ -152,7 +153,7 @@ class UserProfileView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        responses={200: s.ProfileSerializer, **ERRORS},
+        responses={200: s.ProfileSerializer, **errors("not_found")},
         summary="A player's games per variant, daily streaks and recent results",
     )
     def get(self, request: Request, username: str) -> Response:

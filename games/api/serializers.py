@@ -82,11 +82,6 @@ class VariantSerializer(serializers.Serializer):
     summary = serializers.CharField()
 
 
-class ErrorSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    detail = serializers.CharField()
-
-
 class AttemptSerializer(serializers.Serializer):
     game_id = serializers.IntegerField()
     status = serializers.CharField()

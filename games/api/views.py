@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -13,14 +13,7 @@ from games import engine, events, selectors, services
 from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
-
-ERRORS = {
-    400: OpenApiResponse(s.ErrorSerializer, description="illegal_move, invalid"),
-    401: OpenApiResponse(s.ErrorSerializer, description="not_authenticated"),
-    403: OpenApiResponse(s.ErrorSerializer, description="forbidden: not your game"),
-    404: OpenApiResponse(s.ErrorSerializer, description="not_found"),
-    409: OpenApiResponse(s.ErrorSerializer, description="stale_version or game_over"),
-}
+from server.openapi import GAME_READ, GAME_WRITE, SIGNED_IN, errors
 
 GAME_EXAMPLE = OpenApiExample(
     "A Countess game",
@@ -93,7 +86,10 @@ class VariantListView(APIView):
 
 
 class GameListView(APIView):
-    @extend_schema(responses={200: s.GameSerializer(many=True)}, summary="Your 50 latest games")
+    @extend_schema(
+        responses={200: s.GameSerializer(many=True), **errors(*SIGNED_IN)},
+        summary="Your 50 latest games",
+    )
     def get(self, request: Request) -> Response:
         games = selectors.with_last_move(
             request.user.games.select_related("deal", "daily", "owner").order_by("-started_at")
@@ -102,7 +98,7 @@ class GameListView(APIView):
 
     @extend_schema(
         request=s.NewGameSerializer,
-        responses={201: s.GameSerializer, **ERRORS},
+        responses={201: s.GameSerializer, **errors(*SIGNED_IN, "invalid", "bad_deal")},
         examples=[
             OpenApiExample("Practice deal 1", value={"variant": "portuguese", "deal": 1}),
             GAME_EXAMPLE,
@@ -117,7 +113,7 @@ class GameListView(APIView):
 
 class GameDetailView(APIView):
     @extend_schema(
-        responses={200: s.GameSerializer, **ERRORS},
+        responses={200: s.GameSerializer, **errors(*GAME_READ)},
         examples=[GAME_EXAMPLE],
         summary="A game as any signed-in user may see it",
     )
@@ -127,14 +123,15 @@ class GameDetailView(APIView):
 
 class MoveListView(APIView):
     @extend_schema(
-        responses={200: s.MoveRowSerializer(many=True), **ERRORS}, summary="The move history"
+        responses={200: s.MoveRowSerializer(many=True), **errors(*GAME_READ)},
+        summary="The move history",
     )
     def get(self, request: Request, game_id: int) -> Response:
         return Response(selectors.move_history(selectors.viewable_game(game_id, request.user)))
 
     @extend_schema(
         request=s.MoveRequestSerializer,
-        responses={200: s.GameSerializer, **ERRORS},
+        responses={200: s.GameSerializer, **errors(*GAME_WRITE)},
         examples=[OpenApiExample("Move a card", value={"move": "t3-f0", "v": 12})],
         summary="Play one move on the version you saw",
     )
@@ -146,7 +143,7 @@ class MoveListView(APIView):
 class UndoView(APIView):
     @extend_schema(
         request=s.UndoRequestSerializer,
-        responses={200: s.GameSerializer, **ERRORS},
+        responses={200: s.GameSerializer, **errors(*GAME_WRITE)},
         summary="Undo the last move (it counts as a move)",
     )
     def post(self, request: Request, game_id: int) -> Response:
@@ -157,7 +154,7 @@ class UndoView(APIView):
 class ResignView(APIView):
     @extend_schema(
         request=None,
-        responses={200: s.GameSerializer, **ERRORS},
+        responses={200: s.GameSerializer, **errors(*GAME_READ, "game_over")},
         summary="Give up: the game ends as it stands",
     )
     def post(self, request: Request, game_id: int) -> Response:
@@ -166,7 +163,7 @@ class ResignView(APIView):
 
 class LiveGamesView(APIView):
     @extend_schema(
-        responses={200: s.LiveGameSerializer(many=True)},
+        responses={200: s.LiveGameSerializer(many=True), **errors(*SIGNED_IN)},
         summary="Games in progress that you may watch",
     )
     def get(self, request: Request) -> Response:
@@ -175,7 +172,7 @@ class LiveGamesView(APIView):
 
 class HintView(APIView):
     @extend_schema(
-        responses={200: s.HintSerializer, **ERRORS},
+        responses={200: s.HintSerializer, **errors(*GAME_READ, "game_over")},
         summary="A suggested next move (practice games only)",
     )
     def get(self, request: Request, game_id: int) -> Response:

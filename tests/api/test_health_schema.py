@@ -45,3 +45,85 @@ def test_docs_page_is_served_without_a_cdn(anon):  # noqa: ANN001
     html = res.content.decode()
     assert "swagger" in html.lower()
     assert "cdn" not in html.lower()
+
+
+def operation(schema: dict, method: str, path: str) -> dict:
+    return schema["paths"][path][method]
+
+
+def test_each_endpoint_documents_the_errors_it_really_answers(api, anon, other_api):  # noqa: ANN001
+    """Errors provoked for real: each one's status is in its endpoint's schema, with its code
+    named there; and no endpoint lists an error it cannot give (409 on a read, 401 on a public
+    board)."""
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    game = api.post("/api/games", {"variant": "spanish", "deal": 3}, format="json").json()
+    moves = f"/api/games/{game['id']}/moves"
+    provoked = [
+        (
+            "post",
+            "/api/auth/register",
+            anon.post("/api/auth/register", {"username": "x"}, format="json"),
+        ),
+        (
+            "post",
+            "/api/auth/token",
+            anon.post(
+                "/api/auth/token", {"username": "nobody", "password": "wrong-pass-1"}, format="json"
+            ),
+        ),
+        ("get", "/api/me", anon.get("/api/me")),
+        (
+            "post",
+            "/api/games",
+            api.post("/api/games", {"variant": "spanish", "deal": 0}, format="json"),
+        ),
+        ("get", "/api/games/{game_id}", api.get("/api/games/999999")),
+        (
+            "post",
+            "/api/games/{game_id}/moves",
+            api.post(moves, {"move": "t0-t0", "v": 0}, format="json"),
+        ),
+        (
+            "post",
+            "/api/games/{game_id}/moves",
+            api.post(moves, {"move": "draw", "v": 5}, format="json"),
+        ),
+        (
+            "post",
+            "/api/games/{game_id}/moves",
+            other_api.post(moves, {"move": "draw", "v": 0}, format="json"),
+        ),
+        (
+            "get",
+            "/api/daily/{date}/{variant}/leaderboard",
+            anon.get("/api/daily/2026-13-01/spanish/leaderboard"),
+        ),
+        ("get", "/api/leaderboards/{variant}", anon.get("/api/leaderboards/nosuchgame")),
+        ("get", "/api/users/{username}", anon.get("/api/users/nobody-at-all")),
+    ]
+    for method, path, res in provoked:
+        assert res.status_code >= 400, (path, res.status_code)
+        documented = operation(schema, method, path)["responses"]
+        assert str(res.status_code) in documented, (method, path, res.status_code)
+        assert f"`{res.json()['code']}`" in documented[str(res.status_code)]["description"]
+
+    taken = anon.post(
+        "/api/auth/register",
+        {"username": "ada-twice", "password": "correct-horse-9"},
+        format="json",
+    )
+    again = anon.post(
+        "/api/auth/register",
+        {"username": "ada-twice", "password": "correct-horse-9"},
+        format="json",
+    )
+    assert taken.status_code == 201 and again.status_code == 409
+    assert (
+        "`username_taken`"
+        in operation(schema, "post", "/api/auth/register")["responses"]["409"]["description"]
+    )
+    assert "429" in operation(schema, "post", "/api/auth/register")["responses"]
+    assert "409" not in operation(schema, "get", "/api/games/{game_id}")["responses"]
+    assert "409" not in operation(schema, "get", "/api/games/{game_id}/moves")["responses"]
+    board = operation(schema, "get", "/api/daily/{date}/{variant}/leaderboard")["responses"]
+    assert "401" not in board and "403" not in board

@@ -1,0 +1,56 @@
+"""What the OpenAPI schema says about errors: for each endpoint, the statuses and codes it can
+really answer with.
+
+Every endpoint used to list the same five error responses, so the schema promised a 409 on
+reads, a 401 on the public leaderboard, and said nothing of the auth endpoints' 409
+`username_taken` or 429. Each view now names its codes, and the status comes from the one
+code-to-status map the exception handler uses (server.errors.CODE_STATUS), so the two cannot
+disagree.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+from server.errors import CODE_STATUS
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="A stable code to switch on, e.g. `illegal_move`.")
+    detail = serializers.CharField(help_text="A sentence for people.")
+    fields = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="With `invalid`: what is wrong with each field of the body.",
+    )
+    v = serializers.IntegerField(
+        required=False, help_text="With a refused write: the game's current version."
+    )
+
+
+# Any endpoint behind a token or session: no credentials, or a wrong token.
+SIGNED_IN = ("not_authenticated", "authentication_failed")
+# A game by id: missing, or today's ranked attempt of someone else (not watchable yet).
+GAME_READ = (*SIGNED_IN, "forbidden", "not_found")
+# A write to a game: a malformed body, a refused move, a stale version, a finished game.
+GAME_WRITE = (*GAME_READ, "invalid", "illegal_move", "stale_version", "game_over")
+# A challenge by date and variant in the URL.
+CHALLENGE = ("bad_date", "unknown_variant", "not_found")
+# A page of a leaderboard.
+PAGING = ("bad_request",)
+
+
+def errors(*codes: str) -> dict[int, OpenApiResponse]:
+    """The error responses for these codes, one per status, each naming its codes."""
+    by_status: dict[int, list[str]] = {}
+    for code in codes:
+        names = by_status.setdefault(CODE_STATUS[code], [])
+        if code not in names:
+            names.append(code)
+    return {
+        status: OpenApiResponse(
+            ErrorSerializer, description="`code`: " + ", ".join(f"`{c}`" for c in names)
+        )
+        for status, names in sorted(by_status.items())
+    }
