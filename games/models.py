@@ -24,7 +24,7 @@ class Deal(models.Model):
     """One reproducible layout: a variant and a deal number (RULES.md C6)."""
 
     variant = models.CharField(max_length=32, choices=VARIANT_CHOICES)
-    number = models.PositiveIntegerField()
+    number = models.PositiveBigIntegerField()  # up to services.MAX_DEAL
 
     class Meta:
         constraints = [

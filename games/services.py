@@ -47,7 +47,10 @@ _LOCK_SQL = (
     f"SELECT {_LOCKED_COLUMNS}, CAST(g.state AS TEXT) AS state_json, {_LOCK_EXTRAS} "
     f"FROM {Game._meta.db_table} g {_LOCK_JOINS} WHERE g.id"
 )
-MAX_DEAL = 2**31 - 1
+# RULES.md D2 sets no upper bound and the engine deals up to 10^20 (PySolFC's range). The API
+# stops at 2^53 - 1, the largest whole number a JSON number carries exactly into every client
+# (JavaScript's Number.MAX_SAFE_INTEGER): a larger one would reach a browser as another deal.
+MAX_DEAL = 2**53 - 1
 
 
 @dataclass

@@ -9,11 +9,14 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from games.models import VARIANT_CHOICES
+from games.services import MAX_DEAL
 
 
 class NewGameSerializer(serializers.Serializer):
     variant = serializers.ChoiceField(choices=VARIANT_CHOICES)
-    deal = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    deal = serializers.IntegerField(
+        min_value=1, max_value=MAX_DEAL, required=False, help_text="From 1 to 2^53 - 1."
+    )
 
 
 class MoveRequestSerializer(serializers.Serializer):

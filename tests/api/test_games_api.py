@@ -118,6 +118,25 @@ def test_unknown_variant_and_bad_deal_are_400(api):  # noqa: ANN001
     assert res.status_code == 400
 
 
+@pytest.mark.parametrize("number", [2**31, 10**15, 2**53 - 1])
+def test_large_deal_numbers_deal_the_engine_layout(api, number):  # noqa: ANN001
+    """RULES.md D2 has no upper bound; the API goes up to 2^53 - 1, exact in any JSON client."""
+    from games.engine import new_game as engine_game
+
+    res = api.post("/api/games", {"variant": "portuguese", "deal": number}, format="json")
+    assert res.status_code == 201, res.json()
+    assert res.json()["deal"] == number
+    assert res.json()["state"]["tableau"] == engine_game("portuguese", number).view()["tableau"]
+    again = api.post("/api/games", {"variant": "portuguese", "deal": number}, format="json")
+    assert again.json()["state"]["tableau"] == res.json()["state"]["tableau"]
+
+
+def test_a_deal_number_past_2_53_is_refused_with_the_bound(api):  # noqa: ANN001
+    res = api.post("/api/games", {"variant": "portuguese", "deal": 2**53}, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "invalid"
+    assert str(2**53 - 1) in res.json()["detail"]
+
+
 def test_undo_steps_back_and_counts_as_a_move(api):  # noqa: ANN001
     game = new_game(api)
     before = game["state"]

@@ -252,7 +252,7 @@ async function practiceView() {
   const vs = await variants();
   const select = h("select", { "data-testid": "practice-variant", name: "variant" },
     vs.map((v) => h("option", { value: v.id }, v.name)));
-  const deal = h("input", { type: "number", min: 1, step: 1, placeholder: "random", "data-testid": "practice-deal", name: "deal", inputmode: "numeric" });
+  const deal = h("input", { type: "number", min: 1, max: Number.MAX_SAFE_INTEGER, step: 1, placeholder: "random", "data-testid": "practice-deal", name: "deal", inputmode: "numeric" });
   const start = h("button", { type: "submit", class: "primary", "data-testid": "practice-start" }, "Deal");
   const rules = h("div", { class: "rules" });
   const err = h("div");
