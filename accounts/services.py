@@ -15,14 +15,20 @@ def register_user(username: str, password: str) -> tuple[User, Token]:
     """Create a user and their API token, or raise AppError with a clear code."""
     if User.objects.filter(username__iexact=username).exists():
         raise AppError("username_taken", f"The username '{username}' is taken.")
-    candidate = User(username=username)
+    user = User(username=User.normalize_username(username))
     try:
-        password_validation.validate_password(password, user=candidate)
+        password_validation.validate_password(password, user=user)
     except ValidationError as exc:
         raise AppError("weak_password", " ".join(exc.messages)) from exc
+    # Hash before the transaction, not inside it as `create_user` would: hashing takes a few
+    # hundred milliseconds on purpose, and on SQLite a transaction holds the database's one
+    # write lock from its BEGIN (IMMEDIATE mode). Every move of every player and every other
+    # sign-up waited for it, and a burst of sign-ups queued past the lock's 20 s timeout and
+    # failed with "database is locked".
+    user.set_password(password)
     try:
         with transaction.atomic():
-            user = User.objects.create_user(username=username, password=password)
+            user.save()
             token = Token.objects.create(user=user)
     except IntegrityError as exc:  # lost a race with another registration of the same name
         raise AppError("username_taken", f"The username '{username}' is taken.") from exc

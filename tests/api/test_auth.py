@@ -141,3 +141,27 @@ def test_unknown_api_path_is_json_404(anon):  # noqa: ANN001
 def test_admin_site_is_served(client):  # noqa: ANN001
     res = client.get("/admin/login/")
     assert res.status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sign_up_hashes_the_password_before_its_transaction(monkeypatch):  # noqa: ANN001
+    """On SQLite a transaction holds the one write lock from its BEGIN: a hash inside it (a
+    few hundred ms on purpose) stalled every other writer, and a burst of sign-ups failed with
+    "database is locked"."""
+    from django.contrib.auth import base_user
+    from django.db import connection
+
+    from accounts.services import register_user
+
+    hashed_in_transaction = []
+    real = base_user.make_password
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        hashed_in_transaction.append(connection.in_atomic_block)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(base_user, "make_password", spy)
+    user, token = register_user("hashes-first", "correct-horse-9")
+    assert hashed_in_transaction == [False]
+    user.refresh_from_db()
+    assert user.check_password("correct-horse-9") and token.user_id == user.pk
