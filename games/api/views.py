@@ -98,7 +98,7 @@ class GameListView(APIView):
 
     @extend_schema(
         request=s.NewGameSerializer,
-        responses={201: s.GameSerializer, **errors(*SIGNED_IN, "invalid", "bad_deal")},
+        responses={201: s.GameSerializer, **errors(*SIGNED_IN, "invalid")},
         examples=[
             OpenApiExample("Practice deal 1", value={"variant": "portuguese", "deal": 1}),
             GAME_EXAMPLE,
