@@ -56,7 +56,16 @@ class RegisterView(APIView):
             **errors(*CREDENTIALS, "weak_password", "username_taken"),
         },
         examples=[
-            OpenApiExample("Register", value={"username": "ada", "password": "s3cret-pass"}),
+            OpenApiExample(
+                "Register",
+                value={"username": "ada", "password": "s3cret-pass"},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Registered",
+                value={"username": "ada", "token": "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b"},
+                response_only=True,
+            ),
         ],
         summary="Create an account and get its API token",
     )

@@ -100,7 +100,9 @@ class GameListView(APIView):
         request=s.NewGameSerializer,
         responses={201: s.GameSerializer, **errors(*SIGNED_IN, "invalid")},
         examples=[
-            OpenApiExample("Practice deal 1", value={"variant": "portuguese", "deal": 1}),
+            OpenApiExample(
+                "Practice deal 1", value={"variant": "portuguese", "deal": 1}, request_only=True
+            ),
             GAME_EXAMPLE,
         ],
         summary="Start a practice game (a random deal if none is given)",
@@ -132,7 +134,10 @@ class MoveListView(APIView):
     @extend_schema(
         request=s.MoveRequestSerializer,
         responses={200: s.GameSerializer, **errors(*GAME_WRITE)},
-        examples=[OpenApiExample("Move a card", value={"move": "t3-f0", "v": 12})],
+        examples=[
+            OpenApiExample("Move a card", value={"move": "t3-f0", "v": 12}, request_only=True),
+            GAME_EXAMPLE,
+        ],
         summary="Play one move on the version you saw",
     )
     def post(self, request: Request, game_id: int) -> Response:

@@ -127,3 +127,28 @@ def test_each_endpoint_documents_the_errors_it_really_answers(api, anon, other_a
     assert "409" not in operation(schema, "get", "/api/games/{game_id}/moves")["responses"]
     board = operation(schema, "get", "/api/daily/{date}/{variant}/leaderboard")["responses"]
     assert "401" not in board and "403" not in board
+
+
+def _properties(schema: dict, body: dict) -> set[str]:
+    ref = body["schema"].get("$ref", "")
+    return set(schema["components"]["schemas"][ref.rsplit("/", 1)[-1]]["properties"])
+
+
+def test_schema_examples_show_what_their_side_really_carries(anon):  # noqa: ANN001
+    """A request example is never shown as a response (a password in a 201 body), and each
+    example uses only the fields of the body it illustrates."""
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    checked = 0
+    for ops in schema["paths"].values():
+        for op in ops.values():
+            bodies = [op.get("requestBody", {}).get("content", {}).get("application/json")]
+            bodies += [
+                r.get("content", {}).get("application/json") for r in op["responses"].values()
+            ]
+            for body in filter(None, bodies):
+                for example in body.get("examples", {}).values():
+                    assert set(example["value"]) <= _properties(schema, body), example
+                    checked += 1
+    assert checked >= 6
+    register = schema["paths"]["/api/auth/register"]["post"]["responses"]["201"]
+    assert "password" not in str(register["content"]["application/json"]["examples"])
