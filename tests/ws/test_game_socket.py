@@ -169,6 +169,7 @@ async def test_unknown_game_closes_with_4404(user):  # noqa: ANN001
     comm = await connect("/ws/games/987654", user)
     err = await recv(comm)
     assert err["t"] == "error"
+    assert (err["d"]["code"], err["d"]["reason"]) == ("forbidden", "not_found")  # websocket.md
     assert (await comm.receive_output())["code"] == 4404
 
 
@@ -176,7 +177,7 @@ async def test_unknown_game_closes_with_4404(user):  # noqa: ANN001
 async def test_a_path_with_no_socket_closes_with_4404(user, path):  # noqa: ANN001
     comm = await connect(path, user)
     err = await recv(comm)
-    assert err["t"] == "error" and err["d"]["code"] == "bad_message"
+    assert err["t"] == "error" and err["d"]["code"] == err["d"]["reason"] == "bad_message"
     assert (await comm.receive_output())["code"] == 4404
 
 

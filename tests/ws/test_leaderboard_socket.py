@@ -65,8 +65,16 @@ async def test_ws_result_frame_carries_the_rank(user, settings):  # noqa: ANN001
     await comm.disconnect()
 
 
-async def test_board_socket_for_a_bad_date_is_refused(user):  # noqa: ANN001
-    comm = await connect("/ws/leaderboards/not-a-date/portuguese", user)
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/ws/leaderboards/not-a-date/portuguese", "bad_date"),
+        ("/ws/leaderboards/2026-11-22/klondike", "unknown_variant"),
+    ],
+)
+async def test_board_socket_for_a_bad_date_or_variant_is_refused(user, path, reason):  # noqa: ANN001
+    comm = await connect(path, user)
     err = await recv(comm)
     assert err["t"] == "error"
+    assert (err["d"]["code"], err["d"]["reason"]) == ("bad_message", reason)  # websocket.md
     assert (await comm.receive_output())["code"] == 4404
