@@ -130,13 +130,28 @@ def ranked_attempt(user, challenge: DailyChallenge) -> Game | None:  # noqa: ANN
     )
 
 
+def open_practice(user, challenge: DailyChallenge) -> Game | None:  # noqa: ANN001
+    """The user's latest unfinished practice game on this challenge's deal, if any."""
+    return (
+        Game.objects.select_related("deal", "daily", "owner")
+        .filter(owner=user, daily=challenge, ranked=False, status=Game.Status.PLAYING)
+        .order_by("-started_at", "-pk")
+        .first()
+    )
+
+
 def play_daily(user, challenge: DailyChallenge) -> tuple[Game, bool]:  # noqa: ANN001
-    """Start or resume the user's one ranked attempt; a past day gives a practice game.
+    """Start or resume the user's one ranked attempt; a past day gives a practice game, and
+    resumes the one still open (a client that calls `play` to come back to its game must not
+    pile up new ones; the practice endpoint is there to start afresh).
 
     Returns (game, created). Two requests at once still make one attempt: the partial unique
     constraint on (owner, daily) where ranked decides, and the loser resumes the winner's game.
     """
     if challenge.date < clock.today():
+        resumed = open_practice(user, challenge)
+        if resumed is not None:
+            return resumed, False
         return start_daily_practice(user, challenge), True
     existing = ranked_attempt(user, challenge)
     if existing is not None:

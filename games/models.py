@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from games import clock
+
 VARIANT_CHOICES = [
     ("portuguese", "Portuguese Solitaire"),
     ("spanish", "Spanish Patience"),
@@ -130,6 +132,15 @@ class Game(models.Model):
     @property
     def finished(self) -> bool:
         return self.status != self.Status.PLAYING
+
+    @property
+    def day_over(self) -> bool:
+        """A ranked attempt still open when its day ends counts as it stands: it takes no more
+        moves. (`daily_date` is there on rows the move path loads itself.)"""
+        if not self.ranked or self.finished:
+            return False
+        date = self.__dict__.get("daily_date") or self.daily.date
+        return date < clock.today()
 
 
 class Move(models.Model):

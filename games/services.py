@@ -26,7 +26,7 @@ from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 
-from games import clock, engine, state_cache
+from games import engine, state_cache
 from games.models import VARIANT_IDS, DailyChallenge, Deal, Game, Move
 from server.errors import AppError
 
@@ -262,7 +262,7 @@ def _check_owner(game: Game | None, game_id: int, user) -> None:  # noqa: ANN001
 def _check_playable(game: Game, v: int | None) -> None:
     if game.finished:
         raise AppError("game_over", f"This game is over ({game.status}).")
-    if game.ranked and game.daily_date < clock.today():
+    if game.day_over:
         raise AppError("game_over", "The day is over: your ranked attempt counts as it stands.")
     if v is not None and v != game.version:
         raise AppError(

@@ -84,7 +84,9 @@ class DailyPlayView(APIView):
         responses={201: s.GameSerializer, 200: s.GameSerializer, **errors(*SIGNED_IN, *CHALLENGE)},
         summary="Start (201) or resume (200) your ranked attempt",
         description="Only today's challenge is ranked; for a past day this starts a practice "
-        "game on its deal (revealed). One ranked attempt per user: calling again resumes it.",
+        "game on its deal (revealed), or resumes the one you left unfinished (200). One ranked "
+        "attempt per user: calling again resumes it. To start another practice game on a "
+        "daily deal, use the practice endpoint.",
     )
     def post(self, request: Request, date: str, variant: str) -> Response:
         challenge = daily.challenge_for(date, variant)

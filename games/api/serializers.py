@@ -44,6 +44,11 @@ class StateSerializer(serializers.Serializer):
     moves = serializers.IntegerField()
     legal_moves = serializers.ListField(child=serializers.CharField())
     last_move = serializers.CharField(allow_null=True)
+    day_over = serializers.BooleanField(
+        required=False,
+        help_text="only on a ranked attempt left open when its day ended: it counts as it "
+        "stands and takes no more moves (legal_moves is empty)",
+    )
 
 
 class DailyRefSerializer(serializers.Serializer):

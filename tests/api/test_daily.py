@@ -232,6 +232,10 @@ def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # no
     move_clock(1)
     revealed = api.get(f"/api/games/{game['id']}").json()
     assert revealed["deal"] == challenge.deal.number
+    # It counts as it stands: still `playing`, but no move is taken, so none is legal.
+    assert revealed["state"]["status"] == "playing" and revealed["state"]["day_over"] is True
+    assert revealed["state"]["legal_moves"] == [] and game["state"]["legal_moves"]
+    assert "day_over" not in game["state"]
     move = game["state"]["legal_moves"][0]
     res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
     assert res.status_code == 409 and res.json()["code"] == "game_over"
@@ -242,6 +246,15 @@ def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # no
     assert practice.status_code == 201
     assert practice.json()["daily"]["ranked"] is False
     assert practice.json()["deal"] == challenge.deal.number
+    # `play` again resumes that practice game, as it resumes a ranked attempt ...
+    again = api.post(f"/api/daily/{date}/portuguese/play")
+    assert (again.status_code, again.json()["id"]) == (200, practice.json()["id"])
+    # ... until it is over; the practice endpoint always starts a new one.
+    api.post(f"/api/games/{practice.json()['id']}/resign")
+    fresh = api.post(f"/api/daily/{date}/portuguese/play")
+    assert fresh.status_code == 201 and fresh.json()["id"] != practice.json()["id"]
+    extra = api.post(f"/api/daily/{date}/portuguese/practice")
+    assert extra.status_code == 201 and extra.json()["id"] != fresh.json()["id"]
 
 
 def test_leaderboard_order_pagination_and_my_entry(api, make_user, user):  # noqa: ANN001

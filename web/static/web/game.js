@@ -123,11 +123,12 @@ export class GameView {
     const shown = this.display();
     this.table.render(shown, opts);
     this.movesEl.textContent = String(shown.moves ?? this.server.v);
-    this.statusEl.textContent = statusText(shown.status);
+    // A ranked attempt whose day ended counts as it stands: still "playing", but closed.
+    this.statusEl.textContent = shown.day_over ? "Day over" : statusText(shown.status);
     this.statusEl.dataset.status = shown.status;
     this.root.dataset.v = String(this.server.v);
     this.root.dataset.pending = this.inflight ? "1" : "0";
-    const playing = shown.status === "playing";
+    const playing = shown.status === "playing" && !shown.day_over;
     this.undoBtn.disabled = !playing || this.server.v === 0;
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
@@ -136,7 +137,7 @@ export class GameView {
 
   renderClock() {
     let secs;
-    if (this.status === "playing") {
+    if (this.status === "playing" && !this.server.day_over) {
       secs = Math.max(0, Math.floor((serverNow() - Date.parse(this.game.started_at)) / 1000));
     } else {
       secs = this.seconds || 0;
