@@ -69,7 +69,7 @@ def entry(game: Game, rank: int) -> dict:
         "foundation_cards": game.foundation_cards,
         "game_id": game.pk,
         # A string, not a datetime: the frame crosses the channel layer (msgpack on Redis).
-        "finished_at": game.finished_at.isoformat() if game.finished_at else None,
+        "finished_at": clock.iso(game.finished_at),
     }
 
 

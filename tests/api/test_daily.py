@@ -213,6 +213,7 @@ def test_win_with_the_stored_line_ranks_first(api, other_api):  # noqa: ANN001
         (2, "bob", "resigned"),
     ]
     assert board["entries"][0]["moves"] == len(line)
+    assert board["entries"][0]["finished_at"] == final["finished_at"]  # one format: ...Z
     assert board["me"]["rank"] == 2
     daily_list = api.get("/api/daily").json()
     attempt = next(c for c in daily_list["challenges"] if c["variant"] == "portuguese")["attempt"]
