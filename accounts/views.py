@@ -20,6 +20,7 @@ from accounts.serializers import (
     TokenSerializer,
 )
 from server.errors import AppError
+from server.json_input import validated
 from server.openapi import SIGNED_IN, errors
 
 # Sign-up and sign-in: a malformed body, and the throttle on guessing (AuthThrottle).
@@ -30,14 +31,8 @@ class AuthThrottle(AnonRateThrottle):
     scope = "auth"
 
 
-def _valid(serializer_class, request: Request) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 def _authenticate(request: Request) -> object:
-    data = _valid(LoginSerializer, request)
+    data = validated(LoginSerializer, request)
     user = authenticate(request._request, username=data["username"], password=data["password"])
     if user is None:
         raise AppError("authentication_failed", "Wrong username or password.")
@@ -70,7 +65,7 @@ class RegisterView(APIView):
         summary="Create an account and get its API token",
     )
     def post(self, request: Request) -> Response:
-        data = _valid(CredentialsSerializer, request)
+        data = validated(CredentialsSerializer, request)
         user, token = services.register_user(data["username"], data["password"])
         return Response({"username": user.username, "token": token.key}, status.HTTP_201_CREATED)
 

@@ -10,22 +10,23 @@ from rest_framework import serializers
 
 from games.models import VARIANT_CHOICES
 from games.services import MAX_DEAL
+from server.json_input import StrictCharField, StrictIntegerField
 
 
 class NewGameSerializer(serializers.Serializer):
     variant = serializers.ChoiceField(choices=VARIANT_CHOICES)
-    deal = serializers.IntegerField(
+    deal = StrictIntegerField(
         min_value=1, max_value=MAX_DEAL, required=False, help_text="From 1 to 2^53 - 1."
     )
 
 
 class MoveRequestSerializer(serializers.Serializer):
-    move = serializers.CharField(max_length=16, trim_whitespace=False)
-    v = serializers.IntegerField(min_value=0)
+    move = StrictCharField(max_length=16, trim_whitespace=False)
+    v = StrictIntegerField(min_value=0)
 
 
 class UndoRequestSerializer(serializers.Serializer):
-    v = serializers.IntegerField(min_value=0)
+    v = StrictIntegerField(min_value=0)
 
 
 class StockSerializer(serializers.Serializer):

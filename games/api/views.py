@@ -13,6 +13,7 @@ from games import engine, events, selectors, services
 from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
+from server.json_input import validated
 from server.openapi import GAME_READ, GAME_WRITE, SIGNED_IN, errors
 
 GAME_EXAMPLE = OpenApiExample(
@@ -43,12 +44,6 @@ GAME_EXAMPLE = OpenApiExample(
         "finished_at": None,
     },
 )
-
-
-def validated(serializer_class, request: Request) -> dict:  # noqa: ANN001
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def publish(outcome: Outcome) -> Response:

@@ -68,6 +68,14 @@ def test_missing_fields_are_named(anon, payload):  # noqa: ANN001
     assert set(body["fields"]) == missing
 
 
+@pytest.mark.parametrize("payload", [{"username": 123}, {"password": ["correct-horse-9"]}])
+def test_credentials_must_be_json_strings(anon, payload):  # noqa: ANN001
+    body = {"username": "carol", "password": "correct-horse-9", **payload}
+    for path in ("/api/auth/register", "/api/auth/token"):
+        res = anon.post(path, body, format="json")
+        assert res.status_code == 400 and set(res.json()["fields"]) == set(payload), path
+
+
 @pytest.mark.parametrize("username", ["ab", "has space", "x" * 31, "semi;colon"])
 def test_bad_usernames_are_refused(anon, username):  # noqa: ANN001
     res = register(anon, username)

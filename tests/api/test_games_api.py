@@ -112,6 +112,29 @@ def test_malformed_move_requests_are_400(api, payload):  # noqa: ANN001
     assert res.status_code == 400 and res.json()["code"] == "invalid"
 
 
+@pytest.mark.parametrize(
+    ("path", "payload", "field"),
+    [
+        ("moves", {"move": "t0-t2", "v": "0"}, "v"),
+        ("moves", {"move": "t0-t2", "v": True}, "v"),
+        ("moves", {"move": "t0-t2", "v": 0.0}, "v"),
+        ("moves", {"move": 5, "v": 0}, "move"),
+        ("moves", {"move": ["t0-t2"], "v": 0}, "move"),
+        ("undo", {"v": "1"}, "v"),
+        ("", {"variant": "portuguese", "deal": "7"}, "deal"),
+    ],
+)
+def test_wrong_json_types_are_400_naming_the_field_as_on_the_socket(api, path, payload, field):  # noqa: ANN001
+    """REST used to coerce ("0" -> 0, 5 -> "5"), where the WebSocket says bad_message: a
+    client's type bug is heard at once, on either transport, and nothing is played."""
+    game = new_game(api)
+    url = f"/api/games/{game['id']}/{path}" if path else "/api/games"
+    res = api.post(url, payload, format="json")
+    assert res.status_code == 400, res.json()
+    assert res.json()["code"] == "invalid" and field in res.json()["fields"]
+    assert api.get(f"/api/games/{game['id']}").json()["v"] == 0
+
+
 def test_unknown_variant_and_bad_deal_are_400(api):  # noqa: ANN001
     assert api.post("/api/games", {"variant": "klondike"}, format="json").status_code == 400
     res = api.post("/api/games", {"variant": "portuguese", "deal": 0}, format="json")
