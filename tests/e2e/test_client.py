@@ -356,6 +356,11 @@ def test_practice_sequences_double_click_draw_and_stock(open_page, server: Serve
     wait_version(page, 1)
     assert len(piles(page)["waste"]) == 1
     expect(pile(page, "stock")).to_contain_text("47")
+    # Quick clicks each draw a card: a face-down stock has no double click to a foundation.
+    for _ in range(3):
+        pile(page, "stock").click()
+    wait_version(page, 4)
+    expect(pile(page, "stock")).to_contain_text("44")
 
     # Barricade A: drag the face-up stock card onto the tableau.
     game = server.request("POST", "/api/games", {"variant": "barricade", "deal": 1}, token)

@@ -326,7 +326,9 @@ export class Table {
 
   tap(id, n) {
     const now = performance.now();
-    if (this.lastTap && this.lastTap.id === id && now - this.lastTap.at < DOUBLE_TAP_MS) {
+    // A face-down stock has no card to send up: each click on it draws, however quick.
+    const draws = id === "stock" && !!this.state && !this.state.stock.top;
+    if (!draws && this.lastTap && this.lastTap.id === id && now - this.lastTap.at < DOUBLE_TAP_MS) {
       this.lastTap = null;
       this.toFoundation(id);
       return;
