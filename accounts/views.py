@@ -22,6 +22,7 @@ from accounts.serializers import (
 from server.errors import AppError
 from server.json_input import validated
 from server.openapi import SIGNED_IN, errors
+from server.ws_auth import end_session_sockets
 
 # Sign-up and sign-in: a malformed body, and the throttle on guessing (AuthThrottle).
 CREDENTIALS = ("invalid", "rate_limited")
@@ -107,7 +108,9 @@ class SessionLogoutView(APIView):
 
     @extend_schema(request=None, responses={204: None}, summary="End the browser session")
     def post(self, request: Request) -> Response:
+        ended = request.session.session_key
         logout(request._request)
+        end_session_sockets(ended)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

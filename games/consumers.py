@@ -26,7 +26,7 @@ from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
-from server.ws_auth import CLOSE_UNAUTHENTICATED
+from server.ws_auth import CLOSE_UNAUTHENTICATED, session_group
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,15 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             return
         self.user = user
         self.limiter = RateLimiter()
+        session = self.scope.get("session") if self.scope.get("auth_via") != "token" else None
+        if session is not None and session.session_key:
+            self.session_group = session_group(session.session_key)
+            await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.on_connect()
+
+    async def session_ended(self, event: dict) -> None:
+        """The browser session this socket signed in with has signed out (accounts' logout)."""
+        await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def on_connect(self) -> None:
         raise NotImplementedError
@@ -113,8 +121,9 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         await self.close(code=close_code)
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        for name in ("group", "session_group"):
+            if hasattr(self, name):
+                await self.channel_layer.group_discard(getattr(self, name), self.channel_name)
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
         await self.send(text_data=encode(frame))

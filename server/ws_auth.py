@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
+from asgiref.sync import async_to_sync
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from channels.middleware import BaseMiddleware
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
@@ -94,6 +96,19 @@ class OriginCheck:
         if host and parsed.netloc == host:
             return True
         return validate_host(parsed.hostname, settings.ALLOWED_HOSTS)
+
+
+def session_group(session_key: str) -> str:
+    """The sockets that signed in with one browser session (the cookie, not a token)."""
+    return f"session.{session_key}"
+
+
+def end_session_sockets(session_key: str | None) -> None:
+    """Close every socket signed in with this browser session, on any server process: after
+    a sign-out the browser's sockets must not go on playing as that user."""
+    layer = get_channel_layer()
+    if session_key and layer is not None:
+        async_to_sync(layer.group_send)(session_group(session_key), {"type": "session.ended"})
 
 
 def websocket_stack(inner):  # noqa: ANN001, ANN201

@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.flows import (
+    PASSWORD,
     PHONE,
     drag,
     game_id,
@@ -401,3 +402,34 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
     page.goto("/#/daily/portuguese")
     expect(page.get_by_test_id("daily-intro")).to_be_visible()
     shot(page, f"14-daily-intro-{viewport_name}")
+
+
+def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server) -> None:
+    """The server closes the session's sockets (4401) and any REST call hears 401: either way
+    the page goes to the sign-in form, and back to where it was after signing in."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 2}, token)
+    page = open_page()
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    other = page.context.new_page()
+    other.goto("/")
+    other.get_by_test_id("signout").click()
+    expect(other.get_by_test_id("auth-form")).to_be_visible()
+
+    expect(page.get_by_test_id("auth-form")).to_be_visible()  # the socket's 4401
+    expect(page.get_by_test_id("whoami")).to_have_count(0)
+    page.get_by_test_id("auth-username").fill(name)
+    page.get_by_test_id("auth-password").fill(PASSWORD)
+    page.get_by_test_id("auth-submit").click()
+    wait_live(page, game["id"])
+
+    # A REST call (starting a practice game) after a sign-out elsewhere.
+    page.goto("/#/practice")
+    expect(page.get_by_test_id("practice-start")).to_be_visible()
+    other.goto("/")
+    other.get_by_test_id("signout").click()
+    expect(other.get_by_test_id("auth-form")).to_be_visible()
+    page.get_by_test_id("practice-start").click()
+    expect(page.get_by_test_id("auth-form")).to_be_visible()
+    expect(page.get_by_test_id("whoami")).to_have_count(0)

@@ -58,6 +58,35 @@ async def test_session_cookie_is_accepted(user):  # noqa: ANN001
     await comm.disconnect()
 
 
+async def test_signing_out_closes_the_sessions_sockets_and_only_them(user):  # noqa: ANN001
+    """A browser that signs out (in any tab) must not go on playing through a socket opened
+    before: the session's sockets close with 4401. A token socket of the same user stays."""
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    from games import services
+    from tests.ws.helpers import connect, recv, send
+
+    game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
+    client = Client()
+    await sync_to_async(client.force_login)(user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    browser = communicator(
+        f"/ws/games/{game.pk}",
+        [(b"cookie", cookie.encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")],
+    )
+    assert (await browser.connect())[0]
+    assert (await recv(browser))["t"] == "state"
+    app = await connect(f"/ws/games/{game.pk}", user)
+    assert (await recv(app))["t"] == "state"
+
+    assert (await sync_to_async(client.post)("/api/auth/logout")).status_code == 204
+
+    assert await browser.receive_output() == {"type": "websocket.close", "code": 4401}
+    await send(app, "ping")
+    assert (await recv(app))["t"] == "pong"
+
+
 async def test_cross_site_origin_is_denied(user):  # noqa: ANN001
     key = await _token(user)
     comm = communicator(

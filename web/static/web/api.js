@@ -40,6 +40,12 @@ export function serverNow() {
   return Date.now() + serverSkewMs;
 }
 
+// A 401 means the session is gone (signed out in another tab, or expired), whichever request
+// heard it first: the app is told once, after the caller has had its say (app.js).
+export function signedOut() {
+  setTimeout(() => window.dispatchEvent(new Event("arena:signed-out")), 0);
+}
+
 export async function api(method, path, body) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -69,6 +75,7 @@ export async function api(method, path, body) {
       data = null;
     }
   }
+  if (response.status === 401) signedOut();
   if (!response.ok) {
     const code = (data && data.code) || `http_${response.status}`;
     const detail = (data && data.detail) || `${response.status} ${response.statusText || "error"}`;

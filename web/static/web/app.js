@@ -429,6 +429,14 @@ async function dailyView(variantId, token) {
 // ---- boot ---------------------------------------------------------------------------------
 
 window.addEventListener("hashchange", route);
+// Signed out elsewhere (api.js): back to the sign-in form, then to where the user was. A
+// view that handled its 401 itself has already cleared `app.me`.
+window.addEventListener("arena:signed-out", () => {
+  if (!app.me) return;
+  app.me = null;
+  renderUser();
+  route();
+});
 (async () => {
   try {
     await loadMe();

@@ -10,7 +10,7 @@
 // server can never apply twice.
 
 import { applyMove, describeMove, parseMove } from "./cards.js";
-import { get, serverNow } from "./api.js";
+import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
 import { h, formatSeconds, statusText } from "./ui.js";
@@ -52,7 +52,7 @@ export class GameView {
         this.root.dataset.synced = "0";
       },
       onfatal: (code) => {
-        if (code === 4401) location.hash = "#/signin";
+        if (code === 4401) signedOut();
         else this.message("This game cannot be opened.", "error");
       },
     });
