@@ -64,6 +64,14 @@ def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
     expect(page.get_by_test_id("daily-portuguese")).to_contain_text("Not played yet")
     shot(page, "01-lobby-desktop")
 
+    # With the challenges unreachable the lobby says so, and comes back by itself.
+    page.route("**/api/daily", lambda route: route.abort())
+    page.evaluate("location.hash = '#/practice'")
+    page.evaluate("location.hash = '#/'")
+    expect(daily).to_contain_text("not available")
+    page.unroute("**/api/daily")
+    expect(page.get_by_test_id("daily-portuguese")).to_be_visible(timeout=15_000)
+
     # A taken username is refused, and the page shows the server's own message.
     try:
         server.request("POST", "/api/auth/register", {"username": name, "password": "x" * 12})
@@ -233,6 +241,9 @@ def test_win_screen_shows_rank(open_page, server: Server) -> None:
     page.get_by_test_id("result-close").click()
     expect(page.get_by_test_id("game-over")).to_contain_text("Won")
     expect(page.get_by_test_id("practice-daily")).to_be_visible()
+    # Back in the lobby without a reload, the player's totals count the win.
+    page.evaluate("location.hash = '#/'")
+    expect(page.get_by_test_id("my-stats")).to_have_text("1 played · 1 won")
 
 
 def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) -> None:

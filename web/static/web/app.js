@@ -184,11 +184,16 @@ async function lobbyView(token) {
   const liveBox = h("ul", { class: "list", "data-testid": "live-list" }, h("li", { class: "muted" }, "Loading…"));
   const mineBox = h("ul", { class: "list", "data-testid": "my-games" }, h("li", { class: "muted" }, "Loading…"));
   const dateEl = h("span", { class: "muted" });
-  const stats = app.me.stats ? `${app.me.stats.played} played · ${app.me.stats.won} won` : "";
+  const statsEl = h("span", { class: "muted small", "data-testid": "my-stats" });
+  const showStats = () => {
+    const st = app.me && app.me.stats;
+    statsEl.textContent = st ? `${st.played} played · ${st.won} won` : "";
+  };
+  showStats();
   let timer = null;
   setView({ destroy: () => clearInterval(timer) },
     h("section", { class: "panel" },
-      h("div", { class: "section-head" }, h("h2", {}, "Today's challenges ", dateEl), h("span", { class: "muted small" }, stats)),
+      h("div", { class: "section-head" }, h("h2", {}, "Today's challenges ", dateEl), statsEl),
       dailyBox),
     h("div", { class: "columns" },
       h("section", { class: "panel" },
@@ -197,6 +202,18 @@ async function lobbyView(token) {
       h("section", { class: "panel" }, h("h2", {}, "Your games"), mineBox)));
 
   const vs = await variants();
+  // Each part says whether it loaded; one that failed (the server was down) is tried again
+  // with the live list, so the lobby comes back by itself.
+  const failed = new Set();
+  const loadStats = async () => {
+    try {
+      app.me = await get("/api/me"); // played / won change as games end
+      showStats();
+      return true;
+    } catch (err) {
+      return false;
+    }
+  };
   const loadDaily = async () => {
     try {
       const daily = await get("/api/daily");
@@ -212,8 +229,10 @@ async function lobbyView(token) {
           h("span", { class: "attempt", "data-testid": "attempt" }, attemptLine(a)),
           h("span", { class: "button primary small" }, action));
       }));
+      return true;
     } catch (err) {
       dailyBox.replaceChildren(h("p", { class: "muted" }, "Daily challenges are not available: ", err.detail || String(err)));
+      return false;
     }
   };
   const loadLive = async () => {
@@ -233,16 +252,25 @@ async function lobbyView(token) {
       const games = await get("/api/games");
       mineBox.replaceChildren(...(games.length ? games.slice(0, 12).map((g) => h("li", {},
         h("a", { href: `#/play/${g.id}` }, `${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`,
-          g.daily ? ` · daily ${g.daily.date}` : g.deal ? ` · deal ${g.deal}` : ""),
+          g.daily ? ` · daily ${g.daily.date}${g.daily.ranked ? "" : " (practice)"}` : g.deal ? ` · deal ${g.deal}` : ""),
         h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${g.v} moves`))) : [h("li", { class: "muted" }, "No games yet.")]));
+      return true;
     } catch (err) {
       mineBox.replaceChildren(h("li", {}, errorBox(err)));
+      return false;
     }
   };
-  await Promise.all([loadDaily(), loadLive(), loadMine()]);
+  const parts = { stats: loadStats, daily: loadDaily, mine: loadMine };
+  const load = async (names) => {
+    const ok = await Promise.all(names.map((n) => parts[n]()));
+    names.forEach((n, i) => (ok[i] ? failed.delete(n) : failed.add(n)));
+  };
+  await Promise.all([load(Object.keys(parts)), loadLive()]);
   if (route.token !== token) return;
   timer = setInterval(() => {
-    if (route.token === token) loadLive();
+    if (route.token !== token) return;
+    loadLive();
+    if (failed.size) load([...failed]);
   }, 10000);
 }
 

@@ -211,7 +211,8 @@ export class GameView {
   pump() {
     if (this.inflight || !this.queue.length) return;
     if (!this.socket.isOpen) {
-      this.message("Not connected: your move will be sent when the connection is back.", "info");
+      const what = this.queue[this.queue.length - 1].kind === "undo" ? "your undo" : "your move";
+      this.message(`Not connected: ${what} will be sent when the connection is back.`, "info");
       return;
     }
     const item = this.queue.shift();
