@@ -33,6 +33,14 @@ from tests.e2e.harness import HttpError, Server, unique_name
 pytestmark = pytest.mark.e2e
 
 TARGET = re.compile(r"\btarget\b")
+CARD_CODE = re.compile(r"\b([A2-9TJQK])([SHDC])\b")
+RANK_NAMES = {"A": "Ace", "T": "10", "J": "Jack", "Q": "Queen", "K": "King"}
+SUIT_NAMES = {"C": "Clubs", "D": "Diamonds", "H": "Hearts", "S": "Spades"}
+
+
+def card_name(match: re.Match) -> str:
+    rank, suit = match.groups()
+    return f"{RANK_NAMES.get(rank, rank)} of {SUIT_NAMES[suit]}"
 
 
 def rest_game(server: Server, gid: int, token: str) -> dict:
@@ -141,7 +149,9 @@ def test_daily_moves_refusal_keyboard_and_reload(open_page, server: Server) -> N
     before = piles(page)
     drag(page, top_card(page, f"t{a}"), pile(page, f"t{b}"))
     message = page.get_by_test_id("message")
-    expect(message).to_have_text(detail)
+    # The server's text, its card codes said as the table says them ("3H" -> "3 of Hearts").
+    expect(message).to_have_text(CARD_CODE.sub(card_name, detail))
+    assert CARD_CODE.search(detail), detail
     expect(message).to_have_attribute("data-kind", "error")
     wait_version(page, 2)
     assert piles(page) == before

@@ -92,6 +92,7 @@ async function route() {
     if (name === "signin") return await signinView();
     if (!app.me) {
       app.after = hash;
+      document.querySelectorAll("nav a.active").forEach((a) => a.classList.remove("active"));
       return await signinView();
     }
     if (!name) return await lobbyView(token);
@@ -332,7 +333,7 @@ function resultDialog(d, game, variant, readOnly = false) {
         h("dt", {}, "Time"), h("dd", { "data-testid": "result-time" }, formatSeconds(d.seconds)),
         d.rank ? [h("dt", {}, "Rank"), h("dd", { "data-testid": "result-rank" }, `#${d.rank}`)] : null),
       h("div", { class: "row" }, close, h("a", { href: "#/", class: "button" }, "Lobby"),
-        game.daily ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal"))));
+        game.daily || readOnly ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal"))));
   const remove = () => dialog.remove();
   close.addEventListener("click", remove);
   dialog.addEventListener("click", (e) => {

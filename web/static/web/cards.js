@@ -18,6 +18,11 @@ export function cardName(code) {
   return `${RANKS[code[0]] || code[0]} of ${SUITS[code[1]] || code[1]}`;
 }
 
+// The server's messages name cards by code ("3H does not go on KH"): say them as the table does.
+export function cardNames(text) {
+  return text.replace(/\b([A2-9TJQK])([SHDC])\b/g, (code) => cardName(code));
+}
+
 export function isRed(code) {
   return code[1] === "D" || code[1] === "H";
 }
