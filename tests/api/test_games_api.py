@@ -179,6 +179,18 @@ def test_undo_at_the_start_is_refused(api):  # noqa: ANN001
     assert res.status_code == 400 and res.json()["code"] == "illegal_move"
 
 
+def test_a_finished_game_cannot_be_undone(api):  # noqa: ANN001
+    """Spanish deal 1 is stuck after seven moves (found by the rules audit): its ending stands."""
+    game = api.post("/api/games", {"variant": "spanish", "deal": 1}, format="json").json()
+    moves = ["t12-t0", "t2-t10", "t8-t12", "t6-t2", "t6-t8", "t11-t8", "t11-t2"]
+    for v, move in enumerate(moves):
+        body = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": v}, format="json")
+    assert body.json()["state"]["status"] == "stuck" and body.json()["v"] == 7
+    res = api.post(f"/api/games/{game['id']}/undo", {"v": 7}, format="json")
+    assert res.status_code == 409 and res.json()["code"] == "game_over"
+    assert api.get(f"/api/games/{game['id']}").json()["v"] == 7
+
+
 def test_resign_ends_the_game_and_further_moves_are_game_over(api):  # noqa: ANN001
     game = new_game(api)
     res = api.post(f"/api/games/{game['id']}/resign")
