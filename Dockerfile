@@ -15,4 +15,6 @@ RUN pip install --no-cache-dir . && python manage.py collectstatic --noinput
 EXPOSE 8000
 # Migrate, then serve. Daily challenges are made on the first request of a day if no job ran.
 # server.serve: one daphne worker per core when REDIS_URL is set (WEB_WORKERS overrides).
-CMD ["sh", "-c", "python manage.py migrate --noinput && python -m server.serve --host 0.0.0.0 --port 8000"]
+# `exec`: the supervisor replaces the shell as PID 1, so `docker stop`'s SIGTERM reaches it
+# (dash does not hand the last command of an && list over by itself).
+CMD ["sh", "-c", "python manage.py migrate --noinput && exec python -m server.serve --host 0.0.0.0 --port 8000"]

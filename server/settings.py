@@ -162,6 +162,16 @@ if REDIS_URL:
             },
         }
     }
+    # DRF keeps its throttle counts (sign-up and sign-in attempts per client) in the cache:
+    # in Redis, every daphne process counts against the same limit; in each process's memory
+    # (below), a limit of 30 a minute let through 30 per worker.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "arena",
+        }
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "server.channel_layer.InProcessChannelLayer"}}
 
@@ -182,8 +192,10 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-# Serve straight from the app folders as well, so a fresh checkout works without collectstatic.
-WHITENOISE_USE_FINDERS = True
+# Collected files (`make run` and the Docker image run collectstatic) are served as collected:
+# in production compressed (.gz beside each file, see STORAGES below). In development, or with
+# nothing collected yet, straight from the app folders, so a fresh checkout works as it is.
+WHITENOISE_USE_FINDERS = DEBUG or not STATIC_ROOT.is_dir()
 WHITENOISE_AUTOREFRESH = DEBUG
 
 # Request bodies above this are refused with 413 before any parsing (see server.middleware).

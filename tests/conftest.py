@@ -101,6 +101,20 @@ def move_clock(monkeypatch):  # noqa: ANN001, ANN201
     return shift
 
 
+THROTTLED_CLIENT = "127.0.0.1"  # the test client's address, as DRF's throttles see it
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttle_counts() -> None:
+    """Each test starts with no sign-in attempts counted: in Redis (the cache when REDIS_URL is
+    set) the counts outlive a test, and a later test would hear 429."""
+    from django.core.cache import cache
+
+    from accounts.views import AuthThrottle
+
+    cache.delete(AuthThrottle.cache_format % {"scope": "auth", "ident": THROTTLED_CLIENT})
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):  # noqa: ANN001, ANN201
     """Real PBKDF2 costs ~0.3 s a user; tests that make dozens of users use a fast hasher."""

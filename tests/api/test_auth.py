@@ -173,3 +173,29 @@ def test_sign_up_hashes_the_password_before_its_transaction(monkeypatch):  # noq
     assert hashed_in_transaction == [False]
     user.refresh_from_db()
     assert user.check_password("correct-horse-9") and token.user_id == user.pk
+
+
+def test_sign_in_attempts_are_limited_per_client_across_processes(anon, user, monkeypatch):  # noqa: ANN001
+    """Past the auth rate, 429 `rate_limited` with Retry-After. With Redis the count is in
+    Redis, where a second server process (another client of it) finds the same count."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    from accounts.views import AuthThrottle
+    from tests.conftest import THROTTLED_CLIENT
+
+    monkeypatch.setattr(AuthThrottle, "rate", "3/min", raising=False)
+    wrong = {"username": user.username, "password": "not-the-password"}
+    statuses = [anon.post("/api/auth/token", wrong, format="json").status_code for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+    res = anon.post("/api/auth/token", wrong, format="json")
+    assert res.status_code == 429 and res.json()["code"] == "rate_limited"
+    assert int(res["Retry-After"]) > 0
+    key = AuthThrottle.cache_format % {"scope": "auth", "ident": THROTTLED_CLIENT}
+    if settings.REDIS_URL:
+        from django.core.cache.backends.redis import RedisCache
+
+        elsewhere = RedisCache(settings.REDIS_URL, {"KEY_PREFIX": "arena"})
+        assert len(elsewhere.get(key)) == 3
+    else:
+        assert len(cache.get(key)) == 3
