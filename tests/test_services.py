@@ -97,3 +97,27 @@ def test_embedded_default_without_urls():
         pytest.skip("service URLs are set")
     assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
     assert settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InProcessChannelLayer")
+
+
+@needs_redis
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+async def test_health_sees_redis_while_sockets_are_reading_from_it(user):  # noqa: ANN001
+    """A process's sockets share one reader of the layer's process channel: a health probe
+    that waited on that reader timed out (503) whenever a socket was open, so a load balancer
+    would have dropped every busy worker. The probe reads a channel of its own."""
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    from games import services
+    from tests.ws.helpers import connect, recv
+
+    game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
+    sockets = [await connect(f"/ws/games/{game.pk}", user) for _ in range(3)]
+    for comm in sockets:
+        assert (await recv(comm))["t"] == "state"
+    res = await sync_to_async(Client().get)("/api/health")
+    assert res.status_code == 200, res.json()
+    assert res.json()["channel_layer"]["ok"] is True
+    for comm in sockets:
+        await comm.disconnect()
