@@ -34,6 +34,7 @@ CODE_STATUS: dict[str, int] = {
     "conflict": 409,
     "username_taken": 409,
     "weak_password": 400,
+    "length_required": 411,
     "too_large": 413,
     "unsupported_media_type": 415,
     "rate_limited": 429,

@@ -12,7 +12,24 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
+
+
+class StrictJSONParser(JSONParser):
+    """DRF's JSON parser with errors a client can read. A body nested a thousand deep made
+    the decoder raise RecursionError (a 500), and a 5000-digit number made DRF pass Python's
+    own message on (`sys.set_int_max_str_digits`)."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except (ParseError, RecursionError, ValueError):
+            raise ParseError(
+                "The body is not JSON this API reads: malformed, nested too deep, or a number "
+                "too long."
+            ) from None
 
 
 def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict:

@@ -32,4 +32,10 @@ class BodySizeLimitMiddleware:
                 return json_error(
                     "too_large", f"Request body is {length} bytes; the limit is {self.limit}."
                 )
+            if not length and request.META.get("HTTP_TRANSFER_ENCODING"):
+                # A chunked body: Django reads a request without Content-Length as empty, so
+                # the body would be ignored without a word (and never size-checked).
+                return json_error(
+                    "length_required", "Send the body with a Content-Length, not chunked.", 411
+                )
         return self.get_response(request)

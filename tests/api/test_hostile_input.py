@@ -1,0 +1,82 @@
+"""Input built to break the server (from a black-box fuzzing audit): each one was a 500, an
+HTML page or a body silently dropped, and is now a JSON error that says what was wrong."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.api.test_games_api import new_game
+
+pytestmark = pytest.mark.django_db
+
+TOO_BIG_FOR_BIGINT = 2**63
+DEEP = "[" * 1000 + "]" * 1000
+
+
+def assert_json_error(res, status: int, code: str) -> dict:  # noqa: ANN001
+    assert res.status_code == status, res.content[:300]
+    assert res["Content-Type"].startswith("application/json"), res["Content-Type"]
+    body = res.json()
+    assert body["code"] == code and body["detail"], body
+    return body
+
+
+@pytest.mark.parametrize("path", ["/api/auth/register", "/api/games", "/api/games/1/moves"])
+def test_a_body_nested_too_deep_is_bad_json_not_a_500(api, path):  # noqa: ANN001
+    res = api.post(path, f'{{"x": {DEEP}}}', content_type="application/json")
+    assert_json_error(res, 400, "bad_json")
+
+
+def test_a_number_too_long_to_read_is_bad_json_without_python_internals(api):  # noqa: ANN001
+    game = new_game(api)
+    body = '{"move": "t0-t2", "v": ' + "9" * 5000 + "}"
+    res = api.post(f"/api/games/{game['id']}/moves", body, content_type="application/json")
+    detail = assert_json_error(res, 400, "bad_json")["detail"]
+    assert "sys." not in detail and "int_max_str_digits" not in detail
+    assert api.get(f"/api/games/{game['id']}").json()["v"] == 0
+
+
+@pytest.mark.parametrize("action", ["moves", "undo", "resign", ""])
+@pytest.mark.parametrize("game_id", [TOO_BIG_FOR_BIGINT, 10**30])
+def test_a_game_id_past_the_bigint_is_no_game(api, action, game_id):  # noqa: ANN001
+    url = f"/api/games/{game_id}/{action}".rstrip("/")
+    res = api.post(url, {"move": "t0-t2", "v": 0}, format="json") if action else api.get(url)
+    assert_json_error(res, 404, "not_found")
+
+
+def test_the_largest_bigint_id_is_an_ordinary_missing_game(api):  # noqa: ANN001
+    res = api.post(f"/api/games/{2**63 - 1}/moves", {"move": "t0-t2", "v": 0}, format="json")
+    assert_json_error(res, 404, "not_found")
+
+
+@pytest.mark.parametrize("page", ["99999999999999999999", str(2**63 - 1), "1000001"])
+def test_a_page_past_any_board_is_bad_request(api, page):  # noqa: ANN001
+    date = api.get("/api/daily").json()["date"]
+    for url in (f"/api/daily/{date}/portuguese/leaderboard", "/api/leaderboards/portuguese"):
+        assert_json_error(api.get(url, {"page": page}), 400, "bad_request")
+
+
+def test_a_username_with_a_nul_is_no_player(api):  # noqa: ANN001
+    assert_json_error(api.get("/api/users/a%00b"), 404, "not_found")
+
+
+@pytest.mark.parametrize("path", ["/api/nope", "/api/games/abc/moves", "/api/games/5/"])
+def test_any_method_on_an_unknown_api_path_is_a_json_404(user, path):  # noqa: ANN001
+    """A plain Django view answers unknown paths; with CSRF checks on (a browser's session),
+    a POST there got Django's HTML 403 page before it."""
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    for method in ("post", "put", "patch", "delete", "get"):
+        assert_json_error(getattr(browser, method)(path), 404, "not_found")
+
+
+def test_a_chunked_body_is_refused_not_read_as_empty(api):  # noqa: ANN001
+    res = api.generic(
+        "POST",
+        "/api/games",
+        "",
+        content_type="application/json",
+        HTTP_TRANSFER_ENCODING="chunked",
+    )
+    assert_json_error(res, 411, "length_required")
