@@ -135,8 +135,8 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         )
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if not hasattr(self, "limiter"):
-            return  # closed at connect
+        if self.closing or not hasattr(self, "limiter"):
+            return  # closed at connect, or since (4429): frames still queued are dropped
         if not self.limiter.allow():
             if self.limiter.abusive:
                 await self.close(code=CLOSE_RATE_LIMITED)

@@ -2,22 +2,52 @@
 
 from __future__ import annotations
 
+from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 
 class LeanWebsocketConsumer(AsyncWebsocketConsumer):
-    """Channels' WebSocket consumer, minus its per-message `aclose_old_connections()`.
+    """Channels' WebSocket consumer, minus its per-message `aclose_old_connections()`, and
+    quiet once its socket is closing.
 
     Channels runs `close_old_connections` on a worker thread before every message: a thread
     hop on every frame, even a ping or a fanned-out state. Here the database is reached only
     through `database_sync_to_async`, which closes stale connections itself, in the thread
     that uses them. The echo consumer (the bench's ceiling) shares this base, so the game
     socket is measured against a socket with the same plumbing, not a slower one.
+
+    A send on a socket that has gone (the client dropped it mid-move, or the server closed it
+    with 4429) raised autobahn's `Disconnected` into the consumer, which died before its
+    `disconnect()` ran: its channel stayed in the game's group (a day, on Redis), and every
+    later move fanned out to it. Such a send is now dropped; so are frames that were still
+    queued when the server closed the socket (`closing`, see JsonFrameConsumer.receive).
     """
+
+    closing = False
 
     async def dispatch(self, message: dict) -> None:
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
+
+    async def send(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
+    ) -> None:
+        if self.closing:
+            return
+        try:
+            await super().send(text_data, bytes_data, close)
+        except Disconnected:
+            self.closing = True  # the peer is gone: its websocket.disconnect is on its way
+
+    async def close(self, code: int | bool | None = None, reason: str | None = None) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        await super().close(code, reason)
+
+    async def websocket_disconnect(self, message: dict) -> None:
+        self.closing = True
+        await super().websocket_disconnect(message)

@@ -163,6 +163,29 @@ async def test_flood_gets_rate_limited_then_closed_with_4429(user):  # noqa: ANN
         frame = json.loads(out["text"])
         codes.append(frame.get("d", {}).get("code") if frame["t"] == "error" else frame["t"])
     assert "pong" in codes and "rate_limited" in codes
+    # The frames still queued when the server closed the socket are dropped, not answered.
+    assert await comm.receive_nothing(timeout=0.5)
+
+
+async def test_a_send_to_a_socket_that_is_gone_is_dropped_quietly():
+    """autobahn raises Disconnected on a send to a closed socket (the client dropped it
+    mid-move): the consumer died of it before its disconnect() left the game's group."""
+    from autobahn.exception import Disconnected
+
+    from server.lean_consumer import LeanWebsocketConsumer
+
+    consumer = LeanWebsocketConsumer()
+    sent = []
+
+    async def gone(message: dict) -> None:
+        sent.append(message)
+        raise Disconnected("Attempt to send on a closed protocol")
+
+    consumer.base_send = gone
+    await consumer.send(text_data='{"t":"state"}')  # no exception
+    await consumer.send(text_data='{"t":"state"}')
+    await consumer.close(code=4429)
+    assert len(sent) == 1 and consumer.closing
 
 
 async def test_unknown_game_closes_with_4404(user):  # noqa: ANN001
