@@ -351,7 +351,9 @@ class GameConsumer(JsonFrameConsumer):
 
     async def _write(self, action: str, data: dict) -> None:
         if not _is_id(data.get("id")):
-            return await self._refuse(data, "bad_message", '"id" must be a short string or number.')
+            return await self._refuse(
+                data, "bad_message", '"id" must be a short string or an integer.'
+            )
         if action != "resign":
             v = data.get("v")
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
