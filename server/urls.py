@@ -7,6 +7,14 @@ from accounts import views as account_views
 from server.errors import handler404 as json_not_found
 from server.health import HealthView
 
+
+class DocsView(SpectacularSwaggerView):
+    """The Swagger UI page, for GET only: its OPTIONS rendered the view's metadata through the
+    page's HTML renderer, which has no template for it (a 500)."""
+
+    http_method_names = ["get", "head"]
+
+
 api_patterns = [
     path("auth/register", account_views.RegisterView.as_view(), name="register"),
     path("auth/token", account_views.TokenView.as_view(), name="token"),
@@ -15,7 +23,7 @@ api_patterns = [
     path("me", account_views.MeView.as_view(), name="me"),
     path("health", HealthView.as_view(), name="health"),
     path("schema", SpectacularAPIView.as_view(), name="schema"),
-    path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("docs", DocsView.as_view(url_name="schema"), name="docs"),
     path("", include("games.api.urls")),
     # Anything else under /api/ is a JSON 404, with DEBUG on as well (Django's would be HTML),
     # for every method: a POST was refused by the CSRF check first, with its HTML 403 page.

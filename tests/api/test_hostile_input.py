@@ -80,3 +80,8 @@ def test_a_chunked_body_is_refused_not_read_as_empty(api):  # noqa: ANN001
         HTTP_TRANSFER_ENCODING="chunked",
     )
     assert_json_error(res, 411, "length_required")
+
+
+def test_options_on_the_docs_page_is_not_a_500(anon):  # noqa: ANN001
+    assert anon.options("/api/docs").status_code == 405
+    assert anon.get("/api/docs").status_code == 200
