@@ -29,6 +29,7 @@ CODE_STATUS: dict[str, int] = {
     "forbidden": 403,
     "not_found": 404,
     "method_not_allowed": 405,
+    "not_acceptable": 406,
     "stale_version": 409,
     "game_over": 409,
     "conflict": 409,
@@ -63,6 +64,7 @@ _DRF_CODES: list[tuple[type[exceptions.APIException], str]] = [
     (exceptions.MethodNotAllowed, "method_not_allowed"),
     (exceptions.ParseError, "bad_json"),
     (exceptions.UnsupportedMediaType, "unsupported_media_type"),
+    (exceptions.NotAcceptable, "not_acceptable"),
     (exceptions.Throttled, "rate_limited"),
     (exceptions.ValidationError, "invalid"),
 ]
@@ -104,6 +106,15 @@ def json_error(code: str, detail: str, status_code: int | None = None) -> JsonRe
     return JsonResponse(
         {"code": code, "detail": detail}, status=status_code or CODE_STATUS.get(code, 400)
     )
+
+
+def handler400(request, exception=None):  # noqa: ANN001 - Django's handler signature
+    """Refused before any view (a Host not in ALLOWED_HOSTS, a body Django cannot read)."""
+    return json_error("bad_request", "Bad request.", status.HTTP_400_BAD_REQUEST)
+
+
+def handler403(request, exception=None):  # noqa: ANN001
+    return json_error("forbidden", "Forbidden.", status.HTTP_403_FORBIDDEN)
 
 
 def handler404(request, exception=None):  # noqa: ANN001 - Django's handler signature

@@ -36,5 +36,7 @@ urlpatterns = [
     path("", include("web.urls")),
 ]
 
+handler400 = "server.errors.handler400"
+handler403 = "server.errors.handler403"
 handler404 = "server.errors.handler404"
 handler500 = "server.errors.handler500"

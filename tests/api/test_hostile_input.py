@@ -85,3 +85,9 @@ def test_a_chunked_body_is_refused_not_read_as_empty(api):  # noqa: ANN001
 def test_options_on_the_docs_page_is_not_a_500(anon):  # noqa: ANN001
     assert anon.options("/api/docs").status_code == 405
     assert anon.get("/api/docs").status_code == 200
+
+
+def test_an_unknown_host_and_an_unservable_accept_get_json_errors(api, settings):  # noqa: ANN001
+    settings.DEBUG = False  # DisallowedHost shows Django's technical page in DEBUG
+    assert_json_error(api.get("/api/me", HTTP_HOST="evil.example"), 400, "bad_request")
+    assert_json_error(api.get("/api/me", HTTP_ACCEPT="text/csv"), 406, "not_acceptable")
