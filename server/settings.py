@@ -231,6 +231,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "server.errors.api_exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "auth": os.environ.get("AUTH_THROTTLE_RATE", "30/min"),
+        "hint": os.environ.get("HINT_THROTTLE_RATE", "20/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }

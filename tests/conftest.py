@@ -106,13 +106,19 @@ THROTTLED_CLIENT = "127.0.0.1"  # the test client's address, as DRF's throttles 
 
 @pytest.fixture(autouse=True)
 def fresh_throttle_counts() -> None:
-    """Each test starts with no sign-in attempts counted: in Redis (the cache when REDIS_URL is
-    set) the counts outlive a test, and a later test would hear 429."""
+    """Each test starts with no throttle counts: they outlive a test (in the process's memory,
+    or in Redis, the cache when REDIS_URL is set), and user ids repeat from test to test, so
+    a later test would hear 429. Only throttle keys are dropped: Redis holds other data."""
     from django.core.cache import cache
 
-    from accounts.views import AuthThrottle
-
-    cache.delete(AuthThrottle.cache_format % {"scope": "auth", "ident": THROTTLED_CLIENT})
+    backend = getattr(cache, "_cache", None)
+    if hasattr(backend, "get_client"):  # Redis
+        client = backend.get_client(write=True)
+        keys = list(client.scan_iter(match=cache.make_key("throttle_*")))
+        if keys:
+            client.delete(*keys)
+    else:
+        cache.clear()
 
 
 @pytest.fixture(autouse=True)

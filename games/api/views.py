@@ -7,6 +7,7 @@ from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from games import engine, events, selectors, services
@@ -170,9 +171,18 @@ class LiveGamesView(APIView):
         return Response(selectors.live_games(request.user))
 
 
+class HintThrottle(UserRateThrottle):
+    """A hint is a solver run of up to a second of CPU on the event loop's process: without a
+    limit a few clients asking in a loop slowed every socket of that worker (ping p95 166 ms)."""
+
+    scope = "hint"
+
+
 class HintView(APIView):
+    throttle_classes = [HintThrottle]
+
     @extend_schema(
-        responses={200: s.HintSerializer, **errors(*GAME_READ, "game_over")},
+        responses={200: s.HintSerializer, **errors(*GAME_READ, "game_over", "rate_limited")},
         summary="A suggested next move (practice games only)",
     )
     def get(self, request: Request, game_id: int) -> Response:
