@@ -38,6 +38,21 @@ RANK_NAMES = {"A": "Ace", "T": "10", "J": "Jack", "Q": "Queen", "K": "King"}
 SUIT_NAMES = {"C": "Clubs", "D": "Diamonds", "H": "Hearts", "S": "Spades"}
 
 
+# The top row of the table: piles sticking out of it, and the foundations' lines.
+TOP_ROW_JS = """() => {
+  const table = document.querySelector('[data-testid=table]').getBoundingClientRect();
+  const piles = [...document.querySelectorAll('[data-testid=table] .top .pile')];
+  const f = piles.filter((p) => p.classList.contains('foundation'));
+  const box = (p) => p.getBoundingClientRect();
+  return {
+    outside: piles.filter((p) => box(p).left < table.left || box(p).right > table.right).length,
+    lines: new Set(f.map((p) => Math.round(box(p).top))).size,
+    perLine: Math.floor((table.width + 4) / (box(f[0]).width + 4)),
+    count: f.length,
+  };
+}"""
+
+
 def card_name(match: re.Match) -> str:
     rank, suit = match.groups()
     return f"{RANK_NAMES.get(rank, rank)} of {SUIT_NAMES[suit]}"
@@ -419,6 +434,12 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
                        > cards[i + 1].getBoundingClientRect().top + 1); }).length"""
         )
         assert hidden == 0, f"{hidden} card corners of {variant} are covered"
+        # Every pile of the top row is inside the table, and the foundations are not split
+        # over two lines while one line could hold them all (Chinese FreeCell on a phone).
+        top = page.evaluate(TOP_ROW_JS)
+        assert top["outside"] == 0, f"{top['outside']} top piles of {variant} stick out"
+        if top["count"] <= top["perLine"]:
+            assert top["lines"] == 1, f"{variant}'s foundations are split over {top['lines']} lines"
         shot(page, f"13-{variant}-{viewport_name}")
     page.goto("/#/daily/portuguese")
     expect(page.get_by_test_id("daily-intro")).to_be_visible()

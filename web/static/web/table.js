@@ -111,6 +111,15 @@ export class Table {
     let topw = Math.floor((width - (slots - 1) * gap - spacer) / slots);
     if (topw < 40) topw = Math.floor((width - Math.ceil(slots / 2) * gap - spacer) / Math.ceil(slots / 2));
     topw = Math.max(34, Math.min(colw, topw));
+    // On two lines, the foundations take a line of their own when each group fits on one at
+    // nearly the same size: else the first foundation stayed beside the cells (Chinese
+    // FreeCell on a phone) and the others wrapped below it.
+    const inner = width - 2 * gap; // inside the table's padding
+    const most = Math.max(slots - p.foundations, p.foundations);
+    const fit = Math.floor((inner - (most - 1) * gap) / most);
+    const split = slots * (topw + gap) - gap > inner && fit >= topw * 0.9;
+    if (split) topw = Math.min(topw, fit);
+    this.root.classList.toggle("top-split", split);
     this.root.style.setProperty("--topw", `${topw}px`);
     this.root.style.setProperty("--cols", String(cols));
     this.root.style.setProperty("--colw", `${colw}px`);
