@@ -18,18 +18,20 @@ from rest_framework.request import Request
 
 
 class StrictJSONParser(JSONParser):
-    """DRF's JSON parser with errors a client can read. A body nested a thousand deep made
-    the decoder raise RecursionError (a 500), and a 5000-digit number made DRF pass Python's
-    own message on (`sys.set_int_max_str_digits`)."""
+    """DRF's JSON parser (whose errors say where the JSON broke), minus two that were not a
+    client's to read: a body nested a thousand deep made the decoder raise RecursionError (a
+    500), and for a 5000-digit number DRF passed on Python's advice to call
+    `sys.set_int_max_str_digits`."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         try:
             return super().parse(stream, media_type, parser_context)
-        except (ParseError, RecursionError, ValueError):
-            raise ParseError(
-                "The body is not JSON this API reads: malformed, nested too deep, or a number "
-                "too long."
-            ) from None
+        except RecursionError:
+            raise ParseError("JSON parse error - the body nests too deep.") from None
+        except ParseError as exc:
+            if "int_max_str_digits" not in str(exc.detail):
+                raise
+            raise ParseError("JSON parse error - a number has too many digits.") from None
 
 
 def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict:
