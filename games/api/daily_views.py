@@ -24,6 +24,10 @@ PAGE_PARAMS = [
 ]
 
 
+# Far past any board (a million pages of 100), and far inside the database's 64-bit OFFSET.
+MAX_PAGE = 1_000_000
+
+
 def paging(request: Request) -> tuple[int, int]:
     try:
         page = int(request.query_params.get("page", 1))
@@ -36,10 +40,6 @@ def paging(request: Request) -> tuple[int, int]:
             f"1 <= page <= {MAX_PAGE} and 1 <= page_size <= {leaderboards.MAX_PAGE_SIZE}.",
         )
     return page, size
-
-
-# Far past any board (a million pages of 100), and far inside the database's 64-bit OFFSET.
-MAX_PAGE = 1_000_000
 
 
 def attempt_summary(game) -> dict | None:  # noqa: ANN001
