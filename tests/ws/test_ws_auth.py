@@ -40,17 +40,22 @@ async def test_wrong_token_closes_with_4401(user):  # noqa: ANN001
     assert await comm.receive_output() == {"type": "websocket.close", "code": 4401}
 
 
-async def test_session_cookie_is_accepted(user):  # noqa: ANN001
+async def signed_in_browser(user):  # noqa: ANN001, ANN201
+    """A test client signed in with a session, as the browser is, and a function that makes a
+    socket riding on its cookie (same origin, as the page's own)."""
     from asgiref.sync import sync_to_async
     from django.test import Client
 
     client = Client()
     await sync_to_async(client.force_login)(user)
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    comm = communicator(
-        "/ws/echo",
-        [(b"cookie", cookie.encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")],
-    )
+    headers = [(b"cookie", cookie.encode()), (b"origin", b"http://testserver")]
+    return client, lambda path: communicator(path, [*headers, (b"host", b"testserver")])
+
+
+async def test_session_cookie_is_accepted(user):  # noqa: ANN001
+    _, socket_to = await signed_in_browser(user)
+    comm = socket_to("/ws/echo")
     connected, _ = await comm.connect()
     assert connected
     await comm.send_to(text_data="ping")
@@ -62,19 +67,13 @@ async def test_signing_out_closes_the_sessions_sockets_and_only_them(user):  # n
     """A browser that signs out (in any tab) must not go on playing through a socket opened
     before: the session's sockets close with 4401. A token socket of the same user stays."""
     from asgiref.sync import sync_to_async
-    from django.test import Client
 
     from games import services
     from tests.ws.helpers import connect, recv, send
 
     game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
-    client = Client()
-    await sync_to_async(client.force_login)(user)
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    browser = communicator(
-        f"/ws/games/{game.pk}",
-        [(b"cookie", cookie.encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")],
-    )
+    client, socket_to = await signed_in_browser(user)
+    browser = socket_to(f"/ws/games/{game.pk}")
     assert (await browser.connect())[0]
     assert (await recv(browser))["t"] == "state"
     app = await connect(f"/ws/games/{game.pk}", user)
