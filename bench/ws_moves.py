@@ -89,6 +89,34 @@ def server_cpu_seconds(server: Daphne) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def machine_cpu_seconds() -> tuple[float, float]:
+    """The whole machine's busy and stolen CPU time so far, over all cores (Linux /proc/stat;
+    NaN elsewhere). Steal is time this VM was ready to run and its host ran something else."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return float("nan"), float("nan")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    tick = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
+class Clocks:
+    """CPU time so far: the server's processes, the clients (this process), the machine."""
+
+    def __init__(self, server: Daphne) -> None:
+        self.server = server_cpu_seconds(server)
+        times = os.times()
+        self.clients = times.user + times.system
+        self.machine, self.steal = machine_cpu_seconds()
+
+    def since(self, start: Clocks) -> Clocks:
+        spent = object.__new__(Clocks)
+        for name in ("server", "clients", "machine", "steal"):
+            setattr(spent, name, getattr(self, name) - getattr(start, name))
+        return spent
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -143,7 +171,7 @@ class StartLine:
         self.arrived += 1
         if self.arrived == self.n:
             self.started = time.perf_counter()
-            self.cpu = server_cpu_seconds(self.server)
+            self.clocks = Clocks(self.server)
             self.until = self.started + self.seconds
             self.go.set()
         await self.go.wait()
@@ -201,12 +229,12 @@ async def echo_client(
 
 
 class Window:
-    """One timed window of a cell: how many messages, in how long, at what server CPU."""
+    """One timed window of a cell: how many messages, in how long, at what CPU cost."""
 
     def __init__(self, server: Daphne, start: StartLine, count: int) -> None:
         self.count = count
         self.elapsed = time.perf_counter() - start.started
-        self.cpu = server_cpu_seconds(server) - start.cpu
+        self.cpu = Clocks(server).since(start.clocks)
         self.opening = start.started - start.created
 
     @property
@@ -261,9 +289,31 @@ class Cell:
         return ranked[(len(ranked) - 1) // 2]
 
     @staticmethod
-    def cpu_per(windows: list[Window]) -> float:
+    def cpu_per(windows: list[Window], part: str = "server") -> float:
+        """CPU seconds per message of one part (a `Clocks` field), over these windows."""
         count = sum(w.count for w in windows)
-        return sum(w.cpu for w in windows) / count if count else float("nan")
+        return sum(getattr(w.cpu, part) for w in windows) / count if count else float("nan")
+
+    def cpu_row(self, label: str, n: int) -> str:
+        """Where the machine's CPU went, per message, and how busy the machine was: the
+        server, the clients, the rest (PostgreSQL, Redis and anything else running), in µs;
+        busy and stolen cores over the windows' time."""
+        cells = []
+        for kind, windows in (
+            ("echo", [e for e, _ in self.rounds]),
+            ("move", [m for _, m in self.rounds]),
+        ):
+            server, clients, machine = (
+                self.cpu_per(windows, part) * 1e6 for part in ("server", "clients", "machine")
+            )
+            elapsed = sum(w.elapsed for w in windows)
+            busy = sum(w.cpu.machine for w in windows) / elapsed
+            steal = sum(w.cpu.steal for w in windows) / elapsed
+            cells.append(
+                f"{kind} | {server:.0f} | {clients:.0f} | {machine - server - clients:.0f} "
+                f"| {busy:.2f} | {steal:.2f}"
+            )
+        return "\n".join(f"| {label} | {n} | {c} |" for c in cells)
 
     def row(self, label: str, n: int) -> str:
         echo, moves = self.median_round()
@@ -321,7 +371,8 @@ def main() -> None:
                 for n in args.clients:
                     print(f"  {backend} N={n}:", file=sys.stderr, flush=True)
                     cell = run_cell(server, n, args.seconds, args.rounds)
-                    rows.append(cell.row(f"{backend} ×{workers}", n))
+                    label = f"{backend} ×{workers}"
+                    rows.append((cell.row(label, n), cell.cpu_row(label, n)))
             finally:
                 server.stop()
     print()
@@ -338,8 +389,21 @@ def main() -> None:
     )
     print(header)
     print("|" + "---|" * 11)
-    for row in rows:
+    for row, _ in rows:
         print(row)
+    print()
+    print(
+        "Where the CPU went, per message over all rounds (µs: the server's processes, the "
+        "clients, the rest of the machine: the database and anything else), and the machine's "
+        f"busy and stolen cores in the windows, of its {os.cpu_count()})"
+    )
+    print(
+        "| backend | clients | window | server µs | clients µs | rest µs "
+        "| busy cores | steal cores |"
+    )
+    print("|" + "---|" * 8)
+    for _, cpu_row in rows:
+        print(cpu_row)
 
 
 if __name__ == "__main__":
