@@ -13,7 +13,10 @@ for the `state` frame, repeat), and, on the same server in the same run, N socke
 frame of the same size to /ws/echo and wait for it back (the ceiling). The clock of a cell
 starts once all N sockets are open (`StartLine`). It prints moves (or echoes) per second,
 p50/p99 latency from send to reply, and the server processes' CPU time per message (which,
-unlike the rates, hardly depends on what else the machine is running).
+unlike the rates, hardly depends on what else the machine is running). A second table splits
+each message's CPU between the server, the clients and the rest of the machine (the database),
+with how many of the machine's cores were busy and how many its host took (steal): when the
+machine is saturated, the rates are set by the sum, not by the server alone.
 
 Each cell runs `--rounds` times, echo and moves alternating, with the same users and new games
 each round. This machine's share of its host varies from one ten-second window to the next
