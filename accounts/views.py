@@ -21,7 +21,7 @@ from accounts.serializers import (
 )
 from server.errors import AppError
 from server.json_input import validated
-from server.openapi import SIGNED_IN, errors
+from server.openapi import BAD_TOKEN, SIGNED_IN, errors
 from server.ws_auth import end_session_sockets
 
 # Sign-up and sign-in: a malformed body, and the throttle on guessing (AuthThrottle).
@@ -106,7 +106,11 @@ class SessionLoginView(APIView):
 class SessionLogoutView(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(request=None, responses={204: None}, summary="End the browser session")
+    @extend_schema(
+        request=None,
+        responses={204: None, **errors(*BAD_TOKEN)},
+        summary="End the browser session",
+    )
     def post(self, request: Request) -> Response:
         ended = request.session.session_key
         logout(request._request)

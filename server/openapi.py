@@ -5,7 +5,8 @@ Every endpoint used to list the same five error responses, so the schema promise
 reads, a 401 on the public leaderboard, and said nothing of the auth endpoints' 409
 `username_taken` or 429. Each view now names its codes, and the status comes from the one
 code-to-status map the exception handler uses (server.errors.CODE_STATUS), so the two cannot
-disagree.
+disagree. A public endpoint still checks a token sent to it: a wrong one is a 401 there too
+(`BAD_TOKEN`), though no token at all is fine.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ class ErrorSerializer(serializers.Serializer):
     )
 
 
+# A public endpoint sent a wrong (unknown or revoked) token: refused, not served anonymously.
+BAD_TOKEN = ("authentication_failed",)
 # Any endpoint behind a token or session: no credentials, or a wrong token.
-SIGNED_IN = ("not_authenticated", "authentication_failed")
+SIGNED_IN = ("not_authenticated", *BAD_TOKEN)
 # A game by id: missing, or today's ranked attempt of someone else (not watchable yet).
 GAME_READ = (*SIGNED_IN, "forbidden", "not_found")
 # A write to a game: a malformed body, a refused move, a stale version, a finished game.

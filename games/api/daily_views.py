@@ -14,7 +14,7 @@ from games import clock, daily, engine, leaderboards, selectors
 from games.api import serializers as s
 from games.services import check_variant
 from server.errors import AppError
-from server.openapi import CHALLENGE, PAGING, SIGNED_IN, errors
+from server.openapi import BAD_TOKEN, CHALLENGE, PAGING, SIGNED_IN, errors
 
 PAGE_PARAMS = [
     OpenApiParameter("page", int, description="1-based page number"),
@@ -59,7 +59,7 @@ class DailyListView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        responses={200: s.DailyListSerializer},
+        responses={200: s.DailyListSerializer, **errors(*BAD_TOKEN)},
         summary="Today's (UTC) five challenges and your attempt at each",
         description="Made on the first request of the day if no job made them (this can take "
         "a little while). The deal number is not sent until the day is over.",
@@ -116,7 +116,7 @@ class DailyLeaderboardView(APIView):
 
     @extend_schema(
         parameters=PAGE_PARAMS,
-        responses={200: s.LeaderboardSerializer, **errors(*CHALLENGE, *PAGING)},
+        responses={200: s.LeaderboardSerializer, **errors(*BAD_TOKEN, *CHALLENGE, *PAGING)},
         summary="The day's ranked entries, with your own entry even when off the page",
         description="Order: won first, then more cards on the foundations, fewer moves, less "
         "time, who finished first. Ranks are 1..N (ties share nothing). Today's board lists "
@@ -146,7 +146,7 @@ class AllTimeLeaderboardView(APIView):
                     "entries": serializers.ListField(child=serializers.DictField()),
                 },
             ),
-            **errors("unknown_variant", *PAGING),
+            **errors(*BAD_TOKEN, "unknown_variant", *PAGING),
         },
         summary="All-time: daily wins, best par ratio, longest streak",
     )
@@ -160,7 +160,7 @@ class UserProfileView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        responses={200: s.ProfileSerializer, **errors("not_found")},
+        responses={200: s.ProfileSerializer, **errors(*BAD_TOKEN, "not_found")},
         summary="A player's games per variant, daily streaks and recent results",
     )
     def get(self, request: Request, username: str) -> Response:

@@ -15,7 +15,7 @@ from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
 from server.json_input import validated
-from server.openapi import GAME_READ, GAME_WRITE, SIGNED_IN, errors
+from server.openapi import BAD_TOKEN, GAME_READ, GAME_WRITE, SIGNED_IN, errors
 
 GAME_EXAMPLE = OpenApiExample(
     "A Countess game",
@@ -57,7 +57,10 @@ def publish(outcome: Outcome) -> Response:
 class VariantListView(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(responses={200: s.VariantSerializer(many=True)}, summary="The five games")
+    @extend_schema(
+        responses={200: s.VariantSerializer(many=True), **errors(*BAD_TOKEN)},
+        summary="The five games",
+    )
     def get(self, request: Request) -> Response:
         return Response(
             [

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.django_db
@@ -126,7 +128,34 @@ def test_each_endpoint_documents_the_errors_it_really_answers(api, anon, other_a
     assert "409" not in operation(schema, "get", "/api/games/{game_id}")["responses"]
     assert "409" not in operation(schema, "get", "/api/games/{game_id}/moves")["responses"]
     board = operation(schema, "get", "/api/daily/{date}/{variant}/leaderboard")["responses"]
-    assert "401" not in board and "403" not in board
+    assert "403" not in board
+
+
+def test_every_endpoint_that_refuses_a_wrong_token_says_so(anon):  # noqa: ANN001
+    """A wrong token is a 401 `authentication_failed` wherever a view authenticates, public
+    ones included (a client should hear that its token is bad, not be served as a stranger),
+    and each such endpoint's schema lists it."""
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    values = {"game_id": "1", "date": "2026-01-01", "variant": "spanish", "username": "nobody"}
+    refused = []
+    for path, operations in schema["paths"].items():
+        url = re.sub(r"\{(\w+)\}", lambda m: values[m[1]], path)
+        for method, op in operations.items():
+            res = anon.generic(
+                method.upper(),
+                url,
+                HTTP_AUTHORIZATION="Token " + "0" * 40,
+                content_type="application/json",
+            )
+            if res.status_code == 401:
+                refused.append(path)
+                assert res.json()["code"] == "authentication_failed", (method, path)
+                assert "`authentication_failed`" in op["responses"]["401"]["description"], (
+                    method,
+                    path,
+                )
+    assert "/api/daily" in refused and "/api/leaderboards/{variant}" in refused
+    assert "/api/auth/register" not in refused  # sign-up ignores any token it is sent
 
 
 def _properties(schema: dict, body: dict) -> set[str]:
