@@ -141,7 +141,9 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             if self.limiter.abusive:
                 await self.close(code=CLOSE_RATE_LIMITED)
             else:
-                await self.send_error("rate_limited", "Too many messages: slow down.")
+                await self.send_error(
+                    "rate_limited", "Too many messages: slow down.", _frame_id(text_data)
+                )
             return
         if text_data is None:
             await self.send_error("bad_message", "Frames are JSON text, not binary.")
@@ -199,6 +201,19 @@ def _is_id(value: Any) -> bool:
     return value is None or (
         isinstance(value, str | int) and not isinstance(value, bool) and len(str(value)) <= 64
     )
+
+
+def _frame_id(text_data: str | None) -> Any:
+    """The `id` of a frame refused before it was read (rate_limited), so the client can tell
+    which of its messages was dropped; None if the frame has no usable one."""
+    if text_data is None or len(text_data) > settings.MAX_WS_FRAME_BYTES:
+        return None
+    try:
+        data = orjson.loads(text_data).get("d")
+        msg_id = data.get("id")
+    except (ValueError, AttributeError):  # not JSON, or not {"d": {...}}
+        return None
+    return msg_id if _is_id(msg_id) else None
 
 
 def _load_state(game_id: int, user) -> tuple[int, int, dict] | AppError:  # noqa: ANN001

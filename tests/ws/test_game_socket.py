@@ -152,9 +152,9 @@ async def test_flood_gets_rate_limited_then_closed_with_4429(user):  # noqa: ANN
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)
     await recv(comm)
-    codes = []
-    for _ in range(200):
-        await send(comm, "ping")
+    codes, refused_ids = [], []
+    for i in range(200):
+        await send(comm, "ping", {"id": f"p-{i}"})
     while True:
         out = await comm.receive_output(timeout=3)
         if out["type"] == "websocket.close":
@@ -162,7 +162,11 @@ async def test_flood_gets_rate_limited_then_closed_with_4429(user):  # noqa: ANN
             break
         frame = json.loads(out["text"])
         codes.append(frame.get("d", {}).get("code") if frame["t"] == "error" else frame["t"])
+        if frame["t"] == "error":
+            refused_ids.append(frame["d"]["id"])
     assert "pong" in codes and "rate_limited" in codes
+    # Each refusal names the frame it refused, as every error does.
+    assert refused_ids and all(i is not None and i.startswith("p-") for i in refused_ids)
     # The frames still queued when the server closed the socket are dropped, not answered.
     assert await comm.receive_nothing(timeout=0.5)
 
