@@ -696,7 +696,9 @@ def _in_transaction(conn: Any) -> bool:
 def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
     """Step back one move. The state is rebuilt by replaying the history, the source of truth.
 
-    In a ranked attempt undoing a `draw` is refused: it would let the player peek at the stock.
+    In a ranked attempt a move that turned a face-down card up (a `draw`, or a play from
+    Barricade A's stock, whose next card then shows) cannot be undone: undoing it would let the
+    player look at the stock and take the look back.
     """
     with locked_game(game_id, user) as game:
         _check_playable(game, v)
@@ -704,8 +706,11 @@ def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
         current = _engine_call(engine.replay, game.deal.variant, game.deal.number, history)
         if current.last_move is None:
             raise AppError("illegal_move", "There is no move to undo.")
-        if game.ranked and current.last_move == "draw":
-            raise AppError("illegal_move", "In a ranked game a draw cannot be undone.")
+        if game.ranked and current.revealed:
+            raise AppError(
+                "illegal_move",
+                f"In a ranked game '{current.last_move}' cannot be undone: it turned a card up.",
+            )
         return _record(game, _engine_call(current.undo), UNDO)
 
 

@@ -149,6 +149,20 @@ class State:
         return "playing" if legal else "stuck"
 
     @property
+    def hidden_count(self) -> int:
+        """Face-down cards: the stock, but for its top where it is played from (Barricade A)."""
+        stock = self._stock
+        return len(stock) - 1 if self._v.stock_playable and stock else len(stock)
+
+    @property
+    def revealed(self) -> bool:
+        """Whether the last move turned a face-down card up (a ``draw``, or a play from a stock
+        whose next card then shows). Taking such a move back would show a card for free, so a
+        ranked game refuses to undo it."""
+        parent = self._parent
+        return parent is not None and self.hidden_count < parent.hidden_count
+
+    @property
     def is_over(self) -> bool:
         return self.status != "playing"
 

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from django.db import IntegrityError
 
-from games import clock, daily
+from games import clock, daily, engine, services
 from games.certification import WINNABLE
 from games.models import DailyChallenge, Game
 from tests.conftest import play_line
@@ -184,6 +184,29 @@ def test_ranked_undo_counts_as_a_move_but_not_for_a_draw(api):  # noqa: ANN001
         undone = api.post(f"/api/games/{gid}/undo", {"v": 2}, format="json").json()
         assert undone["v"] == 3 and undone["state"]["moves"] == 3
         assert after["state"]["moves"] == 2
+
+
+def test_ranked_undo_refuses_a_play_from_the_stock_that_showed_the_next_card(api):  # noqa: ANN001
+    """Barricade A plays from its stock's face-up top: the card beneath then shows, and undoing
+    the play would hide it again, a free look at the stock."""
+    number = next(
+        n
+        for n in range(1, 1000)
+        if any(m.startswith("stock-") for m in engine.new_game("barricade", n).legal_moves())
+    )
+    daily.ensure_today()
+    challenge = DailyChallenge.objects.get(date=clock.today(), variant="barricade")
+    challenge.deal = services.get_deal("barricade", number)
+    challenge.save(update_fields=["deal"])
+    game = play(api, "barricade").json()
+    gid = game["id"]
+    move = next(m for m in game["state"]["legal_moves"] if m.startswith("stock-"))
+    after = api.post(f"/api/games/{gid}/moves", {"move": move, "v": 0}, format="json").json()
+    assert after["state"]["stock"]["top"] != game["state"]["stock"]["top"]
+    res = api.post(f"/api/games/{gid}/undo", {"v": 1}, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "illegal_move"
+    assert "turned a card up" in res.json()["detail"]
+    assert api.get(f"/api/games/{gid}").json()["v"] == 1  # nothing changed
 
 
 def test_practice_of_todays_deal_only_after_the_ranked_attempt(api):  # noqa: ANN001

@@ -216,3 +216,17 @@ def test_successors_and_render() -> None:
     assert "Barricade A" in text and "t11" in text
     stock = s.to_dict()["stock"]
     assert stock[-1] in text and s.render(reveal=True).count(" ") > text.count(" ")
+
+
+def test_revealed_marks_the_moves_that_turned_a_card_up() -> None:
+    """A ranked game refuses to undo these (services.undo): a draw, and a play from Barricade
+    A's stock when a card shows beneath; not a play of its last card, nor a tableau move."""
+    countess = new_game("countess", 1)
+    drawn = countess.apply("draw")
+    assert drawn.revealed and drawn.hidden_count == countess.hidden_count - 1
+    assert not countess.revealed  # the deal: no last move
+    stock = pos("barricade", {0: "3H"}, foundations={0: "2H"}, stock="5C 3H")
+    assert stock.hidden_count == 1  # the top, 3H, is face up
+    assert stock.apply("stock-f0").revealed
+    assert not stock.apply("t0-f0").revealed
+    assert not pos("barricade", foundations={0: "2H"}, stock="3H").apply("stock-f0").revealed
