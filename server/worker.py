@@ -50,6 +50,14 @@ def close_oversized_sockets() -> None:
     daphne.server.WebSocketFactory = ClosingWebSocketFactory
 
 
+def start_day_end_pushes(loop: asyncio.AbstractEventLoop) -> None:
+    """Watch for midnight (games.day_end). Called once the loop runs: daphne has imported the
+    application by then, so Django is set up."""
+    from games import day_end
+
+    day_end.start(loop)
+
+
 def main(argv: list[str] | None = None) -> None:
     from server import reactor
 
@@ -60,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         loop.set_default_executor(ThreadPoolExecutor(max_workers=int(os.environ["ASGI_THREADS"])))
     reactor.install(loop)
     close_oversized_sockets()
+    loop.call_soon(start_day_end_pushes, loop)
 
     from daphne.cli import CommandLineInterface
 

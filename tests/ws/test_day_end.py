@@ -1,0 +1,87 @@
+"""At midnight the day's open attempts close and join its board: sockets hear it with no write."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+
+import pytest
+from channels.db import database_sync_to_async
+
+from games import clock, daily, day_end
+from tests.ws.helpers import connect, recv
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_seconds_until_midnight_is_counted_in_utc() -> None:
+    late = dt.datetime(2026, 11, 23, 23, 59, 30, tzinfo=dt.UTC)
+    assert day_end.seconds_until_midnight(late) == 30.0
+    assert day_end.seconds_until_midnight(late.replace(hour=0, minute=0, second=0)) == 86400.0
+    paris = dt.timezone(dt.timedelta(hours=1))  # 00:30 there is 23:30 UTC the day before
+    assert day_end.seconds_until_midnight(dt.datetime(2026, 11, 24, 0, 30, tzinfo=paris)) == 1800.0
+
+
+async def test_day_end_tells_the_board_and_the_open_attempts(user, other_user, move_clock):  # noqa: ANN001
+    today = clock.today()
+    challenge = await database_sync_to_async(daily.ensure_daily)(today, "portuguese")
+    game, _ = await database_sync_to_async(daily.play_daily)(user, challenge)
+    board = await connect(f"/ws/leaderboards/{today.isoformat()}/portuguese", other_user)
+    assert (await recv(board))["d"]["total"] == 0  # an open attempt is not on today's board
+    play = await connect(f"/ws/games/{game.pk}", user)
+    before = await recv(play)
+    assert before["d"]["legal_moves"] and "day_over" not in before["d"]
+
+    move_clock(1)
+    published = await database_sync_to_async(day_end.publish_day_end)(today)
+    assert published == 2  # the open attempt's state, the board
+
+    closed = await recv(play)
+    assert closed["t"] == "state" and closed["v"] == before["v"]
+    assert closed["d"]["day_over"] is True and closed["d"]["legal_moves"] == []
+    pushed = await recv(board)
+    assert pushed["t"] == "leaderboard" and pushed["d"]["total"] == 1
+    entry = pushed["d"]["entries"][0]
+    assert (entry["rank"], entry["username"], entry["status"]) == (1, "alice", "playing")
+
+    # Another process waking at the same midnight finds the day claimed: nothing twice.
+    assert await database_sync_to_async(day_end.publish_day_end)(today) == 0
+    assert await play.receive_nothing(timeout=0.3) and await board.receive_nothing(timeout=0.1)
+    await play.disconnect()
+    await board.disconnect()
+
+
+def test_a_day_not_over_is_not_published() -> None:
+    with pytest.raises(ValueError):
+        day_end.publish_day_end(clock.today())
+
+
+async def test_the_watch_publishes_the_day_that_just_ended(monkeypatch, move_clock):  # noqa: ANN001
+    """The server's loop runs `watch` (server.worker); it sleeps until midnight, then publishes
+    the day it slept through, and goes on watching."""
+    published: list[dt.date] = []
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 0.0)
+    monkeypatch.setattr(day_end, "GRACE_SECONDS", 0.01)
+    monkeypatch.setattr(day_end, "publish_day_end", lambda day: published.append(day) or 0)
+    real_today = clock.today()
+    move_clock(1)  # the sleep "crossed" midnight
+    task = day_end.start(asyncio.get_running_loop())
+    while len(published) < 2:
+        await asyncio.sleep(0.01)
+    assert not task.done()  # still watching
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert published[:2] == [real_today, real_today]
+
+
+async def test_the_server_worker_starts_the_watch() -> None:
+    from server.worker import start_day_end_pushes
+
+    loop = asyncio.get_running_loop()
+    start_day_end_pushes(loop)
+    (task,) = [t for t in asyncio.all_tasks(loop) if t.get_name() == "day-end"]
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
