@@ -104,19 +104,27 @@ def move_clock(monkeypatch):  # noqa: ANN001, ANN201
 THROTTLED_CLIENT = "127.0.0.1"  # the test client's address, as DRF's throttles see it
 
 
+# What tests leave in the cache that a later test (or a later run, on Redis) would trip on.
+TEST_CACHE_KEYS = (
+    "throttle_*",  # throttle counts: user ids repeat from test to test, so a later one hears 429
+    "day-end:*",  # a midnight claimed (games.day_end): a later run would find it taken
+)
+
+
 @pytest.fixture(autouse=True)
-def fresh_throttle_counts() -> None:
-    """Each test starts with no throttle counts: they outlive a test (in the process's memory,
-    or in Redis, the cache when REDIS_URL is set), and user ids repeat from test to test, so
-    a later test would hear 429. Only throttle keys are dropped: Redis holds other data."""
+def fresh_cache() -> None:
+    """Each test starts with none of the cache keys tests leave behind: they outlive a test (in
+    the process's memory, or in Redis, the cache when REDIS_URL is set, for days). On Redis only
+    those keys are dropped: it holds other data."""
     from django.core.cache import cache
 
     backend = getattr(cache, "_cache", None)
     if hasattr(backend, "get_client"):  # Redis
         client = backend.get_client(write=True)
-        keys = list(client.scan_iter(match=cache.make_key("throttle_*")))
-        if keys:
-            client.delete(*keys)
+        for pattern in TEST_CACHE_KEYS:
+            keys = list(client.scan_iter(match=cache.make_key(pattern)))
+            if keys:
+                client.delete(*keys)
     else:
         cache.clear()
 
