@@ -21,10 +21,11 @@ from channels.db import database_sync_to_async
 from django.core.cache import cache
 from django.utils import timezone
 
-from games import clock, selectors
+from games import clock, events, selectors
 from games.broadcast import send_to_game_sync
 from games.leaderboards import publish_board
 from games.models import DailyChallenge, Game
+from games.services import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +55,7 @@ def publish_day_end(day: dt.date) -> int:
             ).select_related("deal", "daily")
         )
         for game in open_attempts:
-            view = selectors.state_view(game)
-            send_to_game_sync(game.pk, {"t": "state", "v": game.version, "d": view})
+            send_to_game_sync(game.pk, events.state_frame(Outcome(game=game)))
             published += 1
         publish_board(challenge)
         published += 1
