@@ -53,8 +53,14 @@ def with_last_move(games: QuerySet[Game]) -> QuerySet[Game]:
 
 
 def game_payload(
-    game: Game, state: engine.State | None = None, last_move: str | None = None
+    game: Game,
+    state: engine.State | None = None,
+    last_move: str | None = None,
+    *,
+    with_rank: bool = True,
 ) -> dict:
+    """One game as REST sends it. `with_rank=False` skips the board lookup a finished ranked
+    attempt costs (one COUNT), for lists that would pay it once per game."""
     daily = None
     if game.daily_id is not None:
         daily = {
@@ -71,6 +77,7 @@ def game_payload(
         "v": game.version,
         "status": game.status,
         "seconds": game.seconds,
+        "rank": rank_of(game) if with_rank else None,
         "state": state_view(game, state, last_move),
         "started_at": game.started_at,
         "finished_at": game.finished_at,

@@ -69,6 +69,11 @@ class GameSerializer(serializers.Serializer):
     v = serializers.IntegerField()
     status = serializers.CharField()
     seconds = serializers.IntegerField(help_text="server time from start to the last move")
+    rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="a finished ranked attempt's place on its daily board now; null otherwise "
+        "(and in the list of your games)",
+    )
     state = StateSerializer()
     started_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

@@ -29,6 +29,7 @@ GAME_EXAMPLE = OpenApiExample(
         "v": 17,
         "status": "playing",
         "seconds": 95,
+        "rank": None,
         "state": {
             "variant": "countess",
             "tableau": [["9C", "8H"], ["KS"], [], ["4D"]],
@@ -88,12 +89,13 @@ class GameListView(APIView):
     @extend_schema(
         responses={200: s.GameSerializer(many=True), **errors(*SIGNED_IN)},
         summary="Your 50 latest games",
+        description="`rank` is null here: open a game for its rank.",
     )
     def get(self, request: Request) -> Response:
         games = selectors.with_last_move(
             request.user.games.select_related("deal", "daily", "owner").order_by("-started_at")
         )
-        return Response([selectors.game_payload(g) for g in games[:50]])
+        return Response([selectors.game_payload(g, with_rank=False) for g in games[:50]])
 
     @extend_schema(
         request=s.NewGameSerializer,

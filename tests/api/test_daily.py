@@ -226,10 +226,15 @@ def test_win_with_the_stored_line_ranks_first(api, other_api):  # noqa: ANN001
     line = DailyChallenge.objects.get(date=clock.today(), variant="portuguese").line
     final = play_line(api, game["id"], line)
     assert final["status"] == "won" and final["state"]["status"] == "won"
-    assert final["finished_at"] is not None
+    assert final["finished_at"] is not None and final["rank"] == 1
     # A second player resigns at once: ranked below.
     other = play(other_api).json()
+    assert other["rank"] is None  # still playing
     other_api.post(f"/api/games/{other['id']}/resign")
+    # A finished attempt opened later still says where it stands; the list of games does not.
+    assert other_api.get(f"/api/games/{other['id']}").json()["rank"] == 2
+    assert api.get(f"/api/games/{game['id']}").json()["rank"] == 1
+    assert [g["rank"] for g in api.get("/api/games").json()] == [None]
     board = other_api.get(f"/api/daily/{today()}/portuguese/leaderboard").json()
     assert [(e["rank"], e["username"], e["status"]) for e in board["entries"]] == [
         (1, "alice", "won"),

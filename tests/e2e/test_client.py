@@ -269,6 +269,9 @@ def test_win_screen_shows_rank(open_page, server: Server) -> None:
     # Back in the lobby without a reload, the player's totals count the win.
     page.evaluate("location.hash = '#/'")
     expect(page.get_by_test_id("my-stats")).to_have_text("1 played · 1 won")
+    # Opened again later, the finished attempt still shows where it ranks.
+    page.evaluate("location.hash = '#/daily/portuguese'")
+    expect(page.get_by_test_id("game-over")).to_contain_text(f"rank {rank}")
 
 
 def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) -> None:

@@ -346,7 +346,7 @@ export class GameView {
 
   showFinished(live = false) {
     const d = this.result || {
-      status: this.status, moves: this.server.v, seconds: this.seconds, rank: null,
+      status: this.status, moves: this.server.v, seconds: this.seconds, rank: this.game.rank ?? null,
       foundation_cards: null,
     };
     this.renderClock();
