@@ -72,9 +72,24 @@ class RegisterView(APIView):
 
 
 class TokenView(APIView):
-    permission_classes = [AllowAny]
-    authentication_classes: list = []
+    """POST signs in with a password (no other credential is looked at); DELETE revokes the
+    key of whoever is signed in."""
+
     throttle_classes = [AuthThrottle]
+
+    def _signing_in(self) -> bool:
+        # The schema generator asks with no request at all: it then describes the POST.
+        return getattr(self.request, "method", "POST") == "POST"
+
+    def get_permissions(self) -> list:
+        return [AllowAny()] if self._signing_in() else super().get_permissions()
+
+    def get_authenticators(self) -> list:
+        # A stale key beside the password must not refuse the sign-in that replaces it.
+        return [] if self._signing_in() else super().get_authenticators()
+
+    def get_throttles(self) -> list:
+        return super().get_throttles() if self._signing_in() else []
 
     @extend_schema(
         request=LoginSerializer,
@@ -84,6 +99,17 @@ class TokenView(APIView):
     def post(self, request: Request) -> Response:
         user = _authenticate(request)
         return Response({"token": services.token_for(user).key})
+
+    @extend_schema(
+        request=None,
+        responses={204: None, **errors(*SIGNED_IN)},
+        summary="Revoke your API token",
+        description="The key stops working at once and the WebSockets it opened close with "
+        "4401. `POST /api/auth/token` then issues a new key.",
+    )
+    def delete(self, request: Request) -> Response:
+        services.revoke_token(request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class SessionLoginView(APIView):

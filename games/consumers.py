@@ -26,7 +26,7 @@ from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
-from server.ws_auth import CLOSE_UNAUTHENTICATED, session_group
+from server.ws_auth import CLOSE_UNAUTHENTICATED, sign_in_group
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +92,14 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             return
         self.user = user
         self.limiter = RateLimiter()
-        session = self.scope.get("session") if self.scope.get("auth_via") != "token" else None
-        if session is not None and session.session_key:
-            self.session_group = session_group(session.session_key)
-            await self.channel_layer.group_add(self.session_group, self.channel_name)
+        group = sign_in_group(self.scope)
+        if group is not None:
+            self.sign_in_group = group
+            await self.channel_layer.group_add(group, self.channel_name)
         await self.on_connect()
 
-    async def session_ended(self, event: dict) -> None:
-        """The browser session this socket signed in with has signed out (accounts' logout)."""
+    async def sign_in_ended(self, event: dict) -> None:
+        """The session this socket signed in with has signed out, or its token was revoked."""
         await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def on_connect(self) -> None:
@@ -121,7 +121,7 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         await self.close(code=close_code)
 
     async def disconnect(self, code: int) -> None:
-        for name in ("group", "session_group"):
+        for name in ("group", "sign_in_group"):
             if hasattr(self, name):
                 await self.channel_layer.group_discard(getattr(self, name), self.channel_name)
 

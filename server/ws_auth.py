@@ -7,6 +7,7 @@ A handshake whose token is wrong gets an AnonymousUser and the consumer closes w
 
 from __future__ import annotations
 
+import hashlib
 from urllib.parse import urlparse
 
 from asgiref.sync import async_to_sync
@@ -51,7 +52,7 @@ class TokenAuthMiddleware(BaseMiddleware):
             user = None
             if scheme.lower() == "token" and key.strip():
                 user = await _user_for_token(key.strip())
-            scope = dict(scope, user=user or AnonymousUser(), auth_via="token")
+            scope = dict(scope, user=user or AnonymousUser(), auth_via="token", token=key.strip())
         return await super().__call__(scope, receive, send)
 
 
@@ -103,12 +104,37 @@ def session_group(session_key: str) -> str:
     return f"session.{session_key}"
 
 
+def token_group(key: str) -> str:
+    """The sockets that signed in with one API token. Named by a digest, so the secret itself
+    is never a key in the channel layer's store."""
+    return "token." + hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def sign_in_group(scope: dict) -> str | None:
+    """The group that closes this socket when the credential it signed in with ends."""
+    if scope.get("auth_via") == "token":
+        return token_group(scope["token"])
+    session = scope.get("session")
+    return session_group(session.session_key) if session and session.session_key else None
+
+
+def _end_sockets(group: str) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(group, {"type": "sign_in.ended"})
+
+
 def end_session_sockets(session_key: str | None) -> None:
     """Close every socket signed in with this browser session, on any server process: after
     a sign-out the browser's sockets must not go on playing as that user."""
-    layer = get_channel_layer()
-    if session_key and layer is not None:
-        async_to_sync(layer.group_send)(session_group(session_key), {"type": "session.ended"})
+    if session_key:
+        _end_sockets(session_group(session_key))
+
+
+def end_token_sockets(key: str) -> None:
+    """Close every socket signed in with this API token, on any server process: a revoked
+    token must not go on playing through a socket it opened."""
+    _end_sockets(token_group(key))
 
 
 def websocket_stack(inner):  # noqa: ANN001, ANN201

@@ -35,6 +35,23 @@ def test_register_then_token_then_me(anon):  # noqa: ANN001
     assert me.json()["stats"]["played"] == 0
 
 
+def test_revoking_the_token_ends_it_and_signing_in_issues_a_new_one(anon):  # noqa: ANN001
+    old = register(anon).json()["token"]
+    anon.credentials(HTTP_AUTHORIZATION=f"Token {old}")
+    assert anon.delete("/api/auth/token").status_code == 204
+    res = anon.get("/api/me")
+    assert res.status_code == 401 and res.json()["code"] == "authentication_failed"
+    # Signing in again works with the dead key still in the header.
+    new = anon.post(
+        "/api/auth/token", {"username": "carol", "password": "correct-horse-9"}, format="json"
+    ).json()["token"]
+    assert new != old
+    anon.credentials()
+    assert anon.delete("/api/auth/token").status_code == 401  # revoking needs a sign-in
+    anon.credentials(HTTP_AUTHORIZATION=f"Token {new}")
+    assert anon.get("/api/me").json()["username"] == "carol"
+
+
 def test_usernames_are_unique_case_insensitively(anon):  # noqa: ANN001
     assert register(anon, "Carol").status_code == 201
     res = register(anon, "cAROL")

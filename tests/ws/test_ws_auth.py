@@ -86,6 +86,30 @@ async def test_signing_out_closes_the_sessions_sockets_and_only_them(user):  # n
     assert (await recv(app))["t"] == "pong"
 
 
+async def test_revoking_the_token_closes_its_sockets_and_only_them(user):  # noqa: ANN001
+    """A revoked key must not go on playing through a socket it opened before; the same user's
+    browser session is another credential and stays."""
+    from asgiref.sync import sync_to_async
+
+    from accounts.services import revoke_token
+    from games import services
+    from tests.ws.helpers import connect, recv, send
+
+    game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
+    app = await connect(f"/ws/games/{game.pk}", user)
+    assert (await recv(app))["t"] == "state"
+    _, socket_to = await signed_in_browser(user)
+    browser = socket_to(f"/ws/games/{game.pk}")
+    assert (await browser.connect())[0]
+    assert (await recv(browser))["t"] == "state"
+
+    await sync_to_async(revoke_token)(user)
+
+    assert await app.receive_output() == {"type": "websocket.close", "code": 4401}
+    await send(browser, "ping")
+    assert (await recv(browser))["t"] == "pong"
+
+
 async def test_cross_site_origin_is_denied(user):  # noqa: ANN001
     key = await _token(user)
     comm = communicator(
