@@ -175,7 +175,12 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
     qs = (
         Game.objects.filter(status=Game.Status.PLAYING)
         .exclude(owner=user)
-        .filter(Q(daily__isnull=True) | Q(daily__date__lt=today) | Q(daily_id__in=done_dailies))
+        .filter(
+            Q(daily__isnull=True)
+            # A past day's deal is public, but its ranked attempts closed with the day.
+            | Q(daily__date__lt=today, ranked=False)
+            | Q(daily__date=today, daily_id__in=done_dailies)
+        )
         .select_related("deal", "daily", "owner")
         .order_by("-last_move_at", "-started_at")[:limit]
     )

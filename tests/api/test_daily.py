@@ -254,6 +254,27 @@ def test_win_with_the_stored_line_ranks_first(api, other_api):  # noqa: ANN001
     assert alltime["entries"][0]["wins"] == 1 and alltime["entries"][0]["best_par_ratio"] == 1.0
 
 
+def test_live_games_lists_only_games_open_to_watch_and_to_play(api, other_api, move_clock):  # noqa: ANN001
+    def live() -> set[int]:
+        return {g["id"] for g in api.get("/api/games/live").json()}
+
+    practice = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    ranked = play(other_api).json()["id"]
+    mine = api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    over = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    other_api.post(f"/api/games/{over}/resign")
+    # Today's ranked attempt shows the deal: hidden until alice's own attempt is over.
+    assert live() == {practice}
+    api.post(f"/api/games/{play(api).json()['id']}/resign")
+    assert live() == {practice, ranked}
+    assert api.get(f"/api/games/{ranked}").status_code == 200  # the link works
+    # The next day the attempt is closed (it counts as it stands): no longer live.
+    date = today()
+    move_clock(1)
+    replay = play(other_api, date=date).json()["id"]  # a past deal plays as practice
+    assert live() == {practice, replay} and mine not in live()
+
+
 def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # noqa: ANN001
     game = play(api).json()
     challenge = DailyChallenge.objects.get(date=clock.today(), variant="portuguese")
