@@ -157,6 +157,13 @@ def test_session_login_gives_a_session_for_the_browser(anon, user):  # noqa: ANN
     assert anon.get("/api/me").status_code == 401
 
 
+def test_the_page_says_whether_its_session_is_signed_in(client, user):  # noqa: ANN001
+    """The browser client reads it to skip asking /api/me for a 401 on a signed-out visit."""
+    assert b'<meta name="signed-in" content="0">' in client.get("/").content
+    client.force_login(user)
+    assert b'<meta name="signed-in" content="1">' in client.get("/").content
+
+
 def test_unknown_api_path_is_json_404(anon):  # noqa: ANN001
     res = anon.get("/api/nope")
     assert res.status_code == 404

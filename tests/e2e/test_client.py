@@ -80,8 +80,12 @@ def play_rest(server: Server, gid: int, token: str, moves: list[str], v: int = 0
 
 def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
     page = open_page()
+    # A signed-out visit asks nothing it would be refused: no 401 in the console.
+    refused: list[str] = []
+    page.on("response", lambda r: refused.append(r.url) if r.status == 401 else None)
     name = unique_name("ada")
     sign_up(page, name)
+    assert refused == []
     daily = page.get_by_test_id("daily-list")
     expect(daily.locator("[data-testid^=daily-]")).to_have_count(5)
     expect(page.get_by_test_id("daily-portuguese")).to_contain_text("Not played yet")

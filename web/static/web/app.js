@@ -468,7 +468,10 @@ window.addEventListener("arena:signed-out", () => {
 });
 (async () => {
   try {
-    await loadMe();
+    // The page says whether its session is signed in: a signed-out visit need not ask
+    // /api/me for the 401 that the browser's console would report as an error.
+    if (document.querySelector('meta[name="signed-in"]')?.content === "1") await loadMe();
+    else renderUser();
   } catch (err) {
     toast(err.detail || "The server cannot be reached.", "error");
   }

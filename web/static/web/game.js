@@ -159,6 +159,12 @@ export class GameView {
     this.connEl.title = status === "open" ? "Connected to the server" : "Not connected: moves wait until the connection is back";
   }
 
+  clearError() {
+    if (this.msgEl.dataset.kind !== "error") return;
+    clearTimeout(this.msgTimer);
+    this.msgEl.classList.remove("show");
+  }
+
   message(text, kind = "error") {
     if (this.externalMessage) this.externalMessage(text, kind);
     this.msgEl.textContent = text;
@@ -282,6 +288,7 @@ export class GameView {
       if (v > f.v) {
         this.inflight = null; // it landed (or the game moved on without it)
         clearTimeout(this.flightTimer);
+        this.clearError(); // a refusal from before no longer describes the table
       } else if (fresh && v === f.v) {
         this.resend(); // lost with the old connection: same version, so it cannot apply twice
       }
