@@ -417,6 +417,19 @@ def test_practice_sequences_double_click_draw_and_stock(open_page, server: Serve
     assert piles(page)[dst][-1] == top
     shot(page, "11-barricade-desktop")
 
+    # Resign asks first, in the page: Cancel keeps playing, Resign ends the game.
+    page.get_by_test_id("resign").click()
+    page.get_by_test_id("confirm-cancel").click()
+    expect(page.get_by_test_id("confirm")).to_have_count(0)
+    expect(page.get_by_test_id("status")).to_have_text("Playing")
+    page.get_by_test_id("resign").click()
+    page.wait_for_timeout(300)  # the overlay's fade-in, for the picture only
+    shot(page, "11b-resign-confirm", full_page=False)
+    page.get_by_test_id("confirm-ok").click()
+    expect(page.get_by_test_id("result")).to_have_attribute("data-status", "resigned")
+    expect(page.get_by_test_id("status")).to_have_text("Resigned")
+    assert rest_game(server, game["id"], token)["status"] == "resigned"
+
 
 @pytest.mark.parametrize("viewport_name", ["phone", "desktop"])
 def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name: str) -> None:

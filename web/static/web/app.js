@@ -13,7 +13,7 @@
 import { ApiError, get, post } from "./api.js";
 import { GameView } from "./game.js";
 import { Leaderboard } from "./leaderboard.js";
-import { formatSeconds, h, statusText, toast } from "./ui.js";
+import { formatSeconds, h, modal, statusText, toast } from "./ui.js";
 
 const app = {
   me: null,
@@ -323,38 +323,27 @@ function resultDialog(d, game, variant, readOnly = false) {
   const title = readOnly
     ? `${game.owner}: ${statusText(d.status).toLowerCase()}`
     : won ? "You won!" : d.status === "stuck" ? "No moves left" : statusText(d.status);
-  const close = h("button", { type: "button", class: "primary", "data-testid": "result-close" }, "Close");
-  const dialog = h("div", { class: "overlay", "data-testid": "result", "data-status": d.status },
-    h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "result-title" },
-      h("h2", { id: "result-title" }, title),
-      h("p", { class: "big" }, won ? `All ${variant.cards} cards home.` : d.foundation_cards != null ? `${d.foundation_cards} of ${variant.cards} cards on the foundations.` : ""),
-      h("dl", {},
-        h("dt", {}, "Moves"), h("dd", { "data-testid": "result-moves" }, String(d.moves)),
-        h("dt", {}, "Time"), h("dd", { "data-testid": "result-time" }, formatSeconds(d.seconds)),
-        d.rank ? [h("dt", {}, "Rank"), h("dd", { "data-testid": "result-rank" }, `#${d.rank}`)] : null),
-      h("div", { class: "row" }, close, h("a", { href: "#/", class: "button" }, "Lobby"),
-        game.daily || readOnly ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal"))));
-  const remove = () => dialog.remove();
-  close.addEventListener("click", remove);
-  dialog.addEventListener("click", (e) => {
-    if (e.target === dialog) remove();
-  });
-  document.addEventListener("keydown", function esc(e) {
-    if (e.key === "Escape") {
-      remove();
-      document.removeEventListener("keydown", esc);
-    }
-  });
-  document.body.append(dialog);
-  close.focus();
-  return dialog;
+  const closeBtn = h("button", { type: "button", class: "primary", "data-testid": "result-close" }, "Close");
+  const box = h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "result-title" },
+    h("h2", { id: "result-title" }, title),
+    h("p", { class: "big" }, won ? `All ${variant.cards} cards home.` : d.foundation_cards != null ? `${d.foundation_cards} of ${variant.cards} cards on the foundations.` : ""),
+    h("dl", {},
+      h("dt", {}, "Moves"), h("dd", { "data-testid": "result-moves" }, String(d.moves)),
+      h("dt", {}, "Time"), h("dd", { "data-testid": "result-time" }, formatSeconds(d.seconds)),
+      d.rank ? [h("dt", {}, "Rank"), h("dd", { "data-testid": "result-rank" }, `#${d.rank}`)] : null),
+    h("div", { class: "row" }, closeBtn, h("a", { href: "#/", class: "button" }, "Lobby"),
+      game.daily || readOnly ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal")));
+  const close = modal(box, { testid: "result", status: d.status });
+  closeBtn.addEventListener("click", close);
+  closeBtn.focus();
+  return close;
 }
 
 function mountGame(game, variant, { readOnly = false, extra = [], onFinished = null } = {}) {
   const gameRoot = h("div", { "data-testid": "game" });
   const aside = game.daily ? h("aside", { class: "side" }) : null;
   let board = null;
-  let dialog = null;
+  let closeDialog = null;
   const layout = h("div", { class: aside ? "with-aside" : "solo" }, h("div", { class: "main-col" }, gameRoot, ...extra), aside);
   main.replaceChildren(layout);
   const view = new GameView(gameRoot, {
@@ -363,7 +352,7 @@ function mountGame(game, variant, { readOnly = false, extra = [], onFinished = n
     me: app.me,
     readOnly,
     onFinished: (d, { live, view: v }) => {
-      if (live && !dialog) dialog = resultDialog(d, game, variant, v.readOnly);
+      if (live && !closeDialog) closeDialog = resultDialog(d, game, variant, v.readOnly);
       if (onFinished) onFinished(d, live);
     },
   });
@@ -374,7 +363,7 @@ function mountGame(game, variant, { readOnly = false, extra = [], onFinished = n
     destroy() {
       view.destroy();
       if (board) board.destroy();
-      if (dialog) dialog.remove();
+      if (closeDialog) closeDialog();
     },
   };
   return app.view;

@@ -13,7 +13,7 @@ import { applyMove, cardNames, describeMove, parseMove } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
-import { h, formatSeconds, statusText } from "./ui.js";
+import { confirmDialog, h, formatSeconds, statusText } from "./ui.js";
 
 const FLIGHT_TIMEOUT_MS = 10000;
 
@@ -60,6 +60,7 @@ export class GameView {
   }
 
   destroy() {
+    if (this.asking) this.asking.cancel();
     clearInterval(this.tick);
     clearTimeout(this.flightTimer);
     document.removeEventListener("keydown", this._keys);
@@ -208,9 +209,16 @@ export class GameView {
     }
   }
 
-  resign() {
+  async resign() {
     if (this.readOnly || this.status !== "playing") return;
-    if (!confirm("Resign this game? It ends as it stands.")) return;
+    if (this.asking) return;
+    const ranked = this.game.daily && this.game.daily.ranked;
+    this.asking = confirmDialog("Resign this game?",
+      ranked ? "Your ranked attempt ends as it stands and ranks by the cards it has home." : "It ends as it stands.",
+      "Resign");
+    const sure = await this.asking;
+    this.asking = null;
+    if (!sure || this.status !== "playing") return;
     this.socket.send({ t: "resign", d: { id: `r-${++this.seq}` } });
   }
 
@@ -252,7 +260,7 @@ export class GameView {
   }
 
   keyDown(e) {
-    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || this.asking) return;
     const tag = (e.target.tagName || "").toLowerCase();
     if (["input", "textarea", "select"].includes(tag)) return;
     if (e.key === "Escape") {

@@ -46,3 +46,50 @@ export function toast(text, kind = "info") {
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => box.classList.remove("show"), 5000);
 }
+
+// A modal box over the page: closes on its backdrop and on Escape, calling `onClose` once.
+// Returns `close`. Shared by the result dialog and the confirmations.
+export function modal(box, { testid = null, status = null, onClose = null } = {}) {
+  const overlay = h("div", { class: "overlay", "data-testid": testid, "data-status": status }, box);
+  let open = true;
+  const close = () => {
+    if (!open) return;
+    open = false;
+    overlay.remove();
+    document.removeEventListener("keydown", esc);
+    if (onClose) onClose();
+  };
+  function esc(e) {
+    if (e.key === "Escape") close();
+  }
+  overlay.addEventListener("click", (e) => {
+    if (e.target === overlay) close();
+  });
+  document.addEventListener("keydown", esc);
+  document.body.append(overlay);
+  return close;
+}
+
+// An in-page yes/no question (the browser's own confirm() blocks the page and looks foreign).
+// Resolves true only if the confirming button was pressed; `.cancel()` closes it unanswered.
+export function confirmDialog(question, detail, okLabel) {
+  let close = null;
+  const answer = new Promise((resolve) => {
+    let yes = false;
+    const ok = h("button", { type: "button", class: "primary danger", "data-testid": "confirm-ok" }, okLabel);
+    const cancel = h("button", { type: "button", "data-testid": "confirm-cancel" }, "Cancel");
+    const box = h("div", { class: "dialog", role: "alertdialog", "aria-modal": "true", "aria-labelledby": "confirm-title" },
+      h("h2", { id: "confirm-title" }, question),
+      h("p", {}, detail),
+      h("div", { class: "row" }, ok, cancel));
+    close = modal(box, { testid: "confirm", onClose: () => resolve(yes) });
+    ok.addEventListener("click", () => {
+      yes = true;
+      close();
+    });
+    cancel.addEventListener("click", close);
+    cancel.focus();
+  });
+  answer.cancel = close;
+  return answer;
+}
