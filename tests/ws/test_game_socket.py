@@ -235,6 +235,23 @@ async def test_undo_and_resign_over_the_socket(user):  # noqa: ANN001
     await comm.disconnect()
 
 
+async def test_undo_steps_back_as_many_moves_as_were_played(user):  # noqa: ANN001
+    """Undo is not one level deep: each undo takes back the move before the last one undone."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    states = [(await recv(comm))["d"]]
+    for v in (0, 1):
+        await send(comm, "move", {"move": states[-1]["legal_moves"][0], "v": v, "id": f"m{v}"})
+        states.append((await recv_until(comm, "state"))["d"])
+    for v, back_to in ((2, states[1]), (3, states[0])):
+        await send(comm, "undo", {"v": v, "id": f"u{v}"})
+        state = (await recv_until(comm, "state"))["d"]
+        assert state["tableau"] == back_to["tableau"] and state["moves"] == v + 1
+    await send(comm, "undo", {"v": 4, "id": "u4"})
+    assert (await recv(comm))["d"]["code"] == "illegal_move"  # back at the deal
+    await comm.disconnect()
+
+
 async def test_rest_move_reaches_the_socket(user):  # noqa: ANN001
     from rest_framework.test import APIClient
 
