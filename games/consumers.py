@@ -331,6 +331,8 @@ class GameConsumer(JsonFrameConsumer):
         if event.get("exclude") == self.channel_name or not getattr(self, "admitted", False):
             return
         if event["t"] == "state":
+            if event["v"] < self.version:
+                return  # older than what this socket has (it loaded it, or heard it already)
             self.version = event["v"]
         await self.send(text_data=event["text"])
 

@@ -13,6 +13,7 @@ Used only when REDIS_URL is unset (one process); production uses `RedisLayer` be
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 
@@ -49,7 +50,7 @@ class InProcessChannelLayer(InMemoryChannelLayer):
 
 
 class RedisLayer(RedisChannelLayer):
-    """channels_redis' layer, minus the group send that nobody else would hear.
+    """channels_redis' layer, minus the group sends that need not cross Redis.
 
     Most games are played with nobody watching: the only member of the game's group is the
     mover's own socket, which already has its frame. channels_redis spends four round trips on
@@ -61,7 +62,34 @@ class RedisLayer(RedisChannelLayer):
     No watcher is missed for it: a game socket joins the group before it loads the state it
     starts from (games.consumers), and the move's send starts after its commit, so a socket
     that this read misses joined after the commit and loads the move with its first state.
+
+    When others do hear it, the excluded channel is left out, and this process's own sockets
+    get the message straight into an inbox of their own (`open_inbox`, read beside the layer
+    by `server.lean_consumer`); only other processes' members go through Redis. Before, every
+    copy went out to Redis and back, the mover's included: all of a process's sockets share
+    one inbox there, bounded by `capacity`, and channels_redis drops a group message for an
+    inbox that is full without a word. A busy process fell behind reading it, and its own
+    watchers silently missed states (an audit saw 250 of 700 go missing at about 1,000 moves
+    a second; watchers on the other process missed none).
+
+    The inbox is separate from channels_redis' per-channel buffers on purpose: one socket at a
+    time reads Redis for the whole process, blocked there, and would not notice a message put
+    in its buffer until something came from Redis.
     """
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self._inboxes: dict[str, asyncio.Queue] = {}
+        self._inbox_loop: asyncio.AbstractEventLoop | None = None
+
+    def open_inbox(self, channel: str) -> asyncio.Queue:
+        """The queue this process's group sends fill for `channel`; close it when done."""
+        self._inbox_loop = asyncio.get_running_loop()
+        inbox = self._inboxes[channel] = asyncio.Queue(maxsize=self.capacity)
+        return inbox
+
+    def close_inbox(self, channel: str) -> None:
+        self._inboxes.pop(channel, None)
 
     async def group_send(self, group: str, message: dict) -> None:
         skip = message.get("exclude")
@@ -71,3 +99,35 @@ class RedisLayer(RedisChannelLayer):
             if all(member.decode() == skip for member in members):
                 return
         await super().group_send(group, message)
+
+    def _map_channel_keys_to_connection(self, channel_names: list, message: dict) -> tuple:
+        """channels_redis' group send hands every member here to plan the Redis writes: it
+        plans them for the members that only Redis can reach."""
+        return super()._map_channel_keys_to_connection(
+            self._deliver_here(channel_names, message), message
+        )
+
+    def _deliver_here(self, channel_names: list, message: dict) -> list:
+        """Put the message in the inboxes of this process's members; return the others.
+
+        Only on the loop the inboxes belong to: a send from another thread (a REST view's
+        `async_to_sync`) goes through Redis as before. Each member gets its own (shallow) copy,
+        as from Redis, and a full inbox loses its oldest message, as channels_redis' buffers do.
+        """
+        skip = message.get("exclude")
+        try:
+            here = asyncio.get_running_loop() is self._inbox_loop
+        except RuntimeError:
+            here = False
+        others = []
+        for channel in channel_names:
+            if channel == skip:
+                continue
+            inbox = self._inboxes.get(channel) if here else None
+            if inbox is None:
+                others.append(channel)
+                continue
+            if inbox.full():
+                inbox.get_nowait()
+            inbox.put_nowait(dict(message))
+        return others
