@@ -42,6 +42,8 @@ import time
 import uuid
 from pathlib import Path
 
+import orjson
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pgdb import fresh_pg_database  # noqa: E402
@@ -194,7 +196,7 @@ async def play_client(
     async with connect(
         f"{server.ws}/ws/games/{game_id}", additional_headers=headers, max_size=2**20
     ) as ws:
-        state = json.loads(await ws.recv())
+        state = orjson.loads(await ws.recv(decode=False))
         until = await start.wait()
         while time.perf_counter() < until:
             moves = state["d"]["legal_moves"]
@@ -202,9 +204,9 @@ async def play_client(
                 break
             frame = {"t": "move", "d": {"move": rng.choice(moves), "v": state["v"], "id": done}}
             sent = time.perf_counter()
-            await ws.send(json.dumps(frame))
+            await ws.send(orjson.dumps(frame), text=True)
             while True:
-                reply = json.loads(await ws.recv())
+                reply = orjson.loads(await ws.recv(decode=False))
                 if reply["t"] == "state":
                     break
                 if reply["t"] == "error":

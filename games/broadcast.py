@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from asgiref.sync import async_to_sync
@@ -26,28 +26,40 @@ def encode(frame: dict[str, Any]) -> str:
     return orjson.dumps(frame, default=str, option=_ENCODE_OPTIONS).decode()
 
 
-async def send_to_game(
-    game_id: int, frame: dict, exclude: str | None = None, text: str | None = None
-) -> None:
-    """Send one frame to every socket of a game; `exclude` is a channel already answered.
+class WireFrame(NamedTuple):
+    """A frame as it goes out: its JSON text, with its type and version beside it for the
+    sockets that filter on them (games.consumers.GameConsumer.game_frame).
 
-    The frame travels encoded (`text`, if the caller has it already): the layer copies or
-    serialises a message per receiver, and a string is the cheapest thing to copy, and every
-    receiver sends the same bytes without encoding them again.
+    Frames travel encoded from where they are made to every socket: the channel layer copies
+    or serialises a message per receiver, and a string is the cheapest thing to copy; a move
+    played in the move process (games.move_process) comes back to the socket as this, so
+    the socket's process neither rebuilds nor re-encodes it.
     """
+
+    t: str
+    v: int | None
+    text: str
+
+
+def wire(frame: dict[str, Any]) -> WireFrame:
+    return WireFrame(frame["t"], frame.get("v"), encode(frame))
+
+
+async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = None) -> None:
+    """Send one frame to every socket of a game; `exclude` is a channel already answered."""
     layer = get_channel_layer()
     if layer is not None:
         await layer.group_send(
             game_group(game_id),
             {
                 "type": "game.frame",
-                "text": encode(frame) if text is None else text,
-                "t": frame["t"],
-                "v": frame.get("v"),
+                "text": frame.text,
+                "t": frame.t,
+                "v": frame.v,
                 "exclude": exclude,
             },
         )
 
 
-def send_to_game_sync(game_id: int, frame: dict) -> None:
+def send_to_game_sync(game_id: int, frame: WireFrame) -> None:
     async_to_sync(send_to_game)(game_id, frame)

@@ -22,7 +22,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from games import clock, events, selectors
-from games.broadcast import send_to_game_sync
+from games.broadcast import send_to_game_sync, wire
 from games.leaderboards import publish_board
 from games.models import DailyChallenge, Game
 from games.services import Outcome
@@ -55,7 +55,7 @@ def publish_day_end(day: dt.date) -> int:
             ).select_related("deal", "daily")
         )
         for game in open_attempts:
-            send_to_game_sync(game.pk, events.state_frame(Outcome(game=game)))
+            send_to_game_sync(game.pk, wire(events.state_frame(Outcome(game=game))))
             published += 1
         publish_board(challenge)
         published += 1

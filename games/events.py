@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from games import selectors
+from games.broadcast import WireFrame, wire
 from games.services import Outcome
 
 
@@ -33,3 +34,8 @@ def frames_for(outcome: Outcome) -> list[dict[str, Any]]:
     if outcome.finished:
         frames.append(result_frame(outcome))
     return frames
+
+
+def wire_frames(outcome: Outcome) -> list[WireFrame]:
+    """`frames_for`, encoded for the sockets."""
+    return [wire(frame) for frame in frames_for(outcome)]

@@ -19,9 +19,11 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from games import events, services
+from games.broadcast import WireFrame
 from server.errors import AppError
 
-Result = tuple[int, list[dict]] | AppError
+# A move's answer for its socket: the game's version and the frames to send, or why not.
+Result = tuple[int, list[WireFrame]] | AppError
 
 
 def write_batch(requests: list[services.MoveRequest]) -> list[Result]:
@@ -48,9 +50,24 @@ def answers(outcomes: list) -> list[Result | None]:
     """Each move's answer for its socket: (version, frames) if it was applied, else its error
     (None stays None: a move not played yet)."""
     return [
-        o if o is None or isinstance(o, Exception) else (o.game.version, events.frames_for(o))
+        o if o is None or isinstance(o, Exception) else (o.game.version, events.wire_frames(o))
         for o in outcomes
     ]
+
+
+def answer_to_wire(result: Result | None) -> Any:
+    """A move's answer as the move process sends it back (games.move_process): tuples of
+    plain values, since an AppError does not pickle."""
+    if isinstance(result, AppError):
+        return ("error", result.code, result.detail, result.extra)
+    return result  # None, or (version, [WireFrame])
+
+
+def answer_from_wire(answer: Any) -> Result | None:
+    if answer is not None and answer[0] == "error":
+        _, code, detail, extra = answer
+        return AppError(code, detail, **extra)
+    return answer
 
 
 class MoveBatcher:
@@ -70,22 +87,44 @@ class MoveBatcher:
         self.active = 0
         self.tasks: set[asyncio.Task] = set()  # held, so a running drain is never collected
         self.queue: list[tuple[services.MoveRequest, asyncio.Future]] = []
+        self.busy: set[int] = set()  # the games of the batches in flight
 
     async def submit(self, request: services.MoveRequest) -> Result:
         future = asyncio.get_running_loop().create_future()
         self.queue.append((request, future))
         if self.active < self.writers:
-            self.active += 1
-            task = asyncio.ensure_future(self._drain())
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            self._start_drain()
         return await future
+
+    def _start_drain(self) -> None:
+        self.active += 1
+        task = asyncio.ensure_future(self._drain())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def _take(self) -> list[tuple[services.MoveRequest, asyncio.Future]]:
+        """The next batch: the oldest waiting moves, up to `max_batch`, of games that no batch
+        in flight holds. A game's next move waits for its batch in flight to commit, so it is
+        played on the position that batch made, as the client that sent it saw it."""
+        busy = self.busy
+        if not busy:
+            batch = self.queue[: self.max_batch]
+            del self.queue[: self.max_batch]
+            return batch
+        batch, left = [], []
+        for item in self.queue:
+            if item[0].game_id in busy or len(batch) == self.max_batch:
+                left.append(item)
+            else:
+                batch.append(item)
+        self.queue = left
+        return batch
 
     async def _drain(self) -> None:
         try:
-            while self.queue:
-                batch = self.queue[: self.max_batch]
-                del self.queue[: self.max_batch]
+            while batch := self._take():
+                games = {request.game_id for request, _ in batch}
+                self.busy |= games
                 try:
                     results = await self.run([request for request, _ in batch])
                 except BaseException as exc:  # the callers hear it, not the event loop
@@ -95,6 +134,8 @@ class MoveBatcher:
                     if not isinstance(exc, Exception):
                         raise
                     continue
+                finally:
+                    self.busy -= games
                 for (_, future), result in zip(batch, results, strict=True):
                     if future.done():
                         continue  # its socket went away; the move stands all the same
@@ -103,6 +144,8 @@ class MoveBatcher:
                     else:
                         future.set_result(result)
         finally:
+            # Moves still waiting now wait for a game in another batch in flight, whose
+            # drain takes them once that batch is answered.
             self.active -= 1
 
 

@@ -102,7 +102,7 @@ def test_the_loop_writer_plays_a_batch_as_play_moves_does(user, other_user):  # 
     results = _on_a_loop(lambda writer: writer.write(batch.requests))
     assert kinds(results, lambda answer: answer[0]) == EXPECTED
     version, frames = results[0]
-    assert frames[0]["t"] == "state" and frames[0]["v"] == 1
+    assert frames[0].t == "state" and frames[0].v == 1
     assert results[3].extra["v"] == 2
     a.refresh_from_db()
     b.refresh_from_db()
@@ -117,7 +117,7 @@ def test_the_loop_writer_hands_a_ranked_win_back_untouched(user, api):  # noqa: 
     assert Game.objects.get(pk=game.pk).version == game.version  # nothing written
 
     [(version, frames)] = _on_a_loop(lambda _writer: _through_a_batcher([request]))
-    assert version == game.version + 1 and [f["t"] for f in frames] == ["state", "result"]
+    assert version == game.version + 1 and [f.t for f in frames] == ["state", "result"]
     game.refresh_from_db()
     assert game.status == "won"
     assert VariantRecord.objects.get(user=user, variant="portuguese").wins == 1
@@ -154,7 +154,7 @@ def test_a_batch_the_loop_writer_fails_is_played_on_a_thread(user, monkeypatch):
     monkeypatch.setattr(LoopBatchWriter, "write", broken)
 
     [(version, frames)] = _on_a_loop(lambda _writer: _through_a_batcher([request]))
-    assert version == 1 and frames[0]["v"] == 1
+    assert version == 1 and frames[0].v == 1
     assert Move.objects.filter(game=game).count() == 1
 
 
@@ -243,7 +243,7 @@ def test_a_move_answered_from_a_stale_cache_is_played_again_with_the_lock(user):
     state_cache.states.put(game.pk, *old)
     current = legal(game)[0]  # the cache would refuse it as stale: the database says it is not
     [(version, frames)] = _on_a_loop(lambda w: w.write([MoveRequest(game.pk, user, current, 2)]))
-    assert version == 3 and frames[0]["v"] == 3
+    assert version == 3 and frames[0].v == 3
     assert Move.objects.filter(game=game).count() == 3
     call_command("replay_verify")
 

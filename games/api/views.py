@@ -50,7 +50,7 @@ GAME_EXAMPLE = OpenApiExample(
 
 def publish(outcome: Outcome) -> Response:
     """Tell the game's sockets what a REST write did, and answer with the game."""
-    for frame in events.frames_for(outcome):
+    for frame in events.wire_frames(outcome):
         send_to_game_sync(outcome.game.pk, frame)
     return Response(selectors.game_payload(outcome.game, outcome.state, outcome.move))
 

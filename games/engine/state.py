@@ -86,6 +86,7 @@ class State:
         "_fc",
         "_legal",
         "_hash",
+        "_codes",
     )
 
     _v: Variant
@@ -101,6 +102,7 @@ class State:
     _fc: int
     _legal: list[str] | None
     _hash: int | None
+    _codes: list[tuple[str, ...]] | None
 
     def __init__(self) -> None:
         raise TypeError("use new_game(), replay() or State.from_dict()")
@@ -196,6 +198,7 @@ class State:
         s._fc = fc
         s._legal = None
         s._hash = None
+        s._codes = None
         return s
 
     @classmethod
@@ -273,7 +276,7 @@ class State:
             "variant": self._v.id,
             "deal": self._deal,
             "moves": self._moves,
-            "tableau": [[CODES[c] for c in p] for p in self._tab],
+            "tableau": [list(p) for p in self._tableau_codes()],
             "foundations": [list(_FOUNDATION_CODES[t]) for t in self._fnd],
             "cells": [CODES[c] if c else None for c in self._cells],
             "stock": [CODES[c] for c in self._stock],
@@ -287,7 +290,7 @@ class State:
         stock = self._stock
         return {
             "variant": v.id,
-            "tableau": [[CODES[c] for c in p] for p in self._tab],
+            "tableau": [list(p) for p in self._tableau_codes()],
             "foundations": [list(_FOUNDATION_CODES[t]) for t in self._fnd],
             "cells": [CODES[c] if c else None for c in self._cells],
             "stock": {
@@ -299,6 +302,25 @@ class State:
             "moves": self._moves,
             "legal_moves": self.legal_moves(),
         }
+
+    def _tableau_codes(self) -> list[tuple[str, ...]]:
+        """The tableau's card codes, pile by pile, worked out once per position. A move
+        changes one or two piles: the others' codes are the position before's, taken as they
+        are (a server writes both `to_dict` and `view` of every position it reaches)."""
+        codes = self._codes
+        if codes is None:
+            parent = self._parent
+            before = parent._codes if parent is not None else None
+            if before is None:
+                codes = [tuple([CODES[c] for c in p]) for p in self._tab]  # type: ignore[misc]
+            else:
+                was = parent._tab  # type: ignore[union-attr]
+                codes = [
+                    before[i] if p is was[i] else tuple([CODES[c] for c in p])  # type: ignore[misc]
+                    for i, p in enumerate(self._tab)
+                ]
+            self._codes = codes
+        return codes
 
     def render(self, reveal: bool = False) -> str:
         """A text picture for a terminal (``python -m games.engine deal``). Face-down stock
@@ -427,7 +449,7 @@ class State:
             self._last,
             self._fc,
         )
-        s._legal, s._hash = self._legal, self._hash  # already worked out: keep them
+        s._legal, s._hash, s._codes = self._legal, self._hash, self._codes  # worked out: kept
         return s
 
     def undo(self) -> State:
