@@ -21,10 +21,9 @@ from django.conf import settings
 from django.db import connection, connections
 
 from games import events, selectors, services
-from games.broadcast import encode, game_group, send_to_game
-from games.loop_writer import LoopBatchWriter, connection_params
+from games.broadcast import WireFrame, encode, game_group, send_to_game
+from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
-from games.move_process import MoveProcessWriter
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
 from server.ws_auth import CLOSE_UNAUTHENTICATED, sign_in_group
@@ -273,26 +272,19 @@ def _batcher() -> MoveBatcher:
 
 
 def _new_batcher() -> MoveBatcher:
-    """On PostgreSQL batches are played in the worker's move process (games.move_process) or,
-    with GAME_MOVE_PROCESS=0, from the event loop (games.loop_writer); either hands a batch to
-    a thread when it cannot take it. Elsewhere always on a thread."""
+    """On PostgreSQL batches are written from the event loop (games.loop_writer), and handed
+    to a thread only when that path cannot take them; elsewhere always on a thread."""
     if connection.vendor != "postgresql" or not settings.GAME_LOOP_WRITER:
         return MoveBatcher(_write_moves, settings.GAME_MOVE_BATCH, settings.GAME_BATCH_WRITERS)
-    writers = 1
-    if settings.GAME_MOVE_PROCESS:
-        writers = settings.GAME_MOVE_PROCESS_BATCHES
-        writer: MoveProcessWriter | LoopBatchWriter = MoveProcessWriter(
-            connection_params(), writers
-        )
-        writer.start()
-    else:
-        writer = LoopBatchWriter()
+    writer = LoopBatchWriter()
 
     async def run(requests: list[services.MoveRequest]) -> list:
         try:
             results = await writer.write(requests)
         except Exception:  # noqa: BLE001 - played again on a thread, which reports per move
-            log.warning("A move batch failed; retrying it on a thread.", exc_info=True)
+            log.warning(
+                "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
+            )
             results = [None] * len(requests)
         handed = [i for i, result in enumerate(results) if result is None]
         if handed:
@@ -301,16 +293,10 @@ def _new_batcher() -> MoveBatcher:
                 results[i] = result
         return results
 
-    return MoveBatcher(run, settings.GAME_MOVE_BATCH, writers, close=writer.close)
+    return MoveBatcher(run, settings.GAME_MOVE_BATCH, close=writer.close)
 
 
-def start_batcher() -> None:
-    """Make this loop's batcher now: a daphne worker calls this at startup, so that on
-    PostgreSQL its move process is up before the first move."""
-    _batcher()
-
-
-def _write(action: str, game_id: int, user, data: dict) -> tuple[int, list[dict]]:  # noqa: ANN001
+def _write(action: str, game_id: int, user, data: dict) -> tuple[int, list[WireFrame]]:  # noqa: ANN001
     """Run one service write and build its frames, in the same worker-thread call."""
     if action == "undo":
         outcome = services.undo(game_id, user, data["v"])

@@ -28,15 +28,12 @@ from games.move_batcher import Result, answers
 class LoopBatchWriter:
     """One async connection per event loop, used by one batch at a time (MoveBatcher)."""
 
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
+    def __init__(self) -> None:
         self.conn: psycopg.AsyncConnection | None = None
-        self.params = params  # None: Django's connection settings (the move process gets them)
 
     async def _connection(self) -> psycopg.AsyncConnection:
         if self.conn is None or self.conn.closed or self.conn.broken:
-            self.conn = await psycopg.AsyncConnection.connect(
-                **(self.params or connection_params())
-            )
+            self.conn = await psycopg.AsyncConnection.connect(**connection_params())
         return self.conn
 
     async def write(self, requests: list[services.MoveRequest]) -> list[Result | None]:

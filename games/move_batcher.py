@@ -22,7 +22,7 @@ from games import events, services
 from games.broadcast import WireFrame
 from server.errors import AppError
 
-# A move's answer for its socket: the game's version and the frames to send, or why not.
+# A move's answer for its socket: the game's version and its frames, encoded; or why not.
 Result = tuple[int, list[WireFrame]] | AppError
 
 
@@ -55,21 +55,6 @@ def answers(outcomes: list) -> list[Result | None]:
     ]
 
 
-def answer_to_wire(result: Result | None) -> Any:
-    """A move's answer as the move process sends it back (games.move_process): tuples of
-    plain values, since an AppError does not pickle."""
-    if isinstance(result, AppError):
-        return ("error", result.code, result.detail, result.extra)
-    return result  # None, or (version, [WireFrame])
-
-
-def answer_from_wire(answer: Any) -> Result | None:
-    if answer is not None and answer[0] == "error":
-        _, code, detail, extra = answer
-        return AppError(code, detail, **extra)
-    return answer
-
-
 class MoveBatcher:
     """Collects moves from every socket of one event loop and writes them in batches."""
 
@@ -87,44 +72,22 @@ class MoveBatcher:
         self.active = 0
         self.tasks: set[asyncio.Task] = set()  # held, so a running drain is never collected
         self.queue: list[tuple[services.MoveRequest, asyncio.Future]] = []
-        self.busy: set[int] = set()  # the games of the batches in flight
 
     async def submit(self, request: services.MoveRequest) -> Result:
         future = asyncio.get_running_loop().create_future()
         self.queue.append((request, future))
         if self.active < self.writers:
-            self._start_drain()
+            self.active += 1
+            task = asyncio.ensure_future(self._drain())
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
         return await future
-
-    def _start_drain(self) -> None:
-        self.active += 1
-        task = asyncio.ensure_future(self._drain())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-
-    def _take(self) -> list[tuple[services.MoveRequest, asyncio.Future]]:
-        """The next batch: the oldest waiting moves, up to `max_batch`, of games that no batch
-        in flight holds. A game's next move waits for its batch in flight to commit, so it is
-        played on the position that batch made, as the client that sent it saw it."""
-        busy = self.busy
-        if not busy:
-            batch = self.queue[: self.max_batch]
-            del self.queue[: self.max_batch]
-            return batch
-        batch, left = [], []
-        for item in self.queue:
-            if item[0].game_id in busy or len(batch) == self.max_batch:
-                left.append(item)
-            else:
-                batch.append(item)
-        self.queue = left
-        return batch
 
     async def _drain(self) -> None:
         try:
-            while batch := self._take():
-                games = {request.game_id for request, _ in batch}
-                self.busy |= games
+            while self.queue:
+                batch = self.queue[: self.max_batch]
+                del self.queue[: self.max_batch]
                 try:
                     results = await self.run([request for request, _ in batch])
                 except BaseException as exc:  # the callers hear it, not the event loop
@@ -134,8 +97,6 @@ class MoveBatcher:
                     if not isinstance(exc, Exception):
                         raise
                     continue
-                finally:
-                    self.busy -= games
                 for (_, future), result in zip(batch, results, strict=True):
                     if future.done():
                         continue  # its socket went away; the move stands all the same
@@ -144,8 +105,6 @@ class MoveBatcher:
                     else:
                         future.set_result(result)
         finally:
-            # Moves still waiting now wait for a game in another batch in flight, whose
-            # drain takes them once that batch is answered.
             self.active -= 1
 
 

@@ -28,24 +28,22 @@ import os
 GEN0_THRESHOLD = 10_000
 
 
-def tune_collector(preload: bool = True) -> bool:
-    """Set the young-generation threshold, then freeze the heap. Returns whether it froze.
-    `preload=False` (the move process, which serves no request) freezes what is loaded."""
+def tune_collector() -> bool:
+    """Set the young-generation threshold, then freeze the heap. Returns whether it froze."""
     _, gen1, gen2 = gc.get_threshold()
     gc.set_threshold(int(os.environ.get("GC_GEN0_THRESHOLD", GEN0_THRESHOLD)), gen1, gen2)
-    return freeze_startup_heap(preload)
+    return freeze_startup_heap()
 
 
-def freeze_startup_heap(preload: bool = True) -> bool:
+def freeze_startup_heap() -> bool:
     """Load what the first request would, then freeze the heap. Returns whether it froze."""
     if os.environ.get("GC_FREEZE", "1") == "0":
         return False
-    if preload:
-        from channels.layers import get_channel_layer
-        from django.urls import get_resolver
+    from channels.layers import get_channel_layer
+    from django.urls import get_resolver
 
-        get_resolver().url_patterns  # noqa: B018 - imports every view module now, not mid-request
-        get_channel_layer()  # and the layer's modules (redis' are large), made on first socket
+    get_resolver().url_patterns  # noqa: B018 - imports every view module now, not mid-request
+    get_channel_layer()  # and the layer's modules (redis' are large), made on first socket
     gc.collect()  # free startup garbage first: nothing frozen is ever freed
     gc.freeze()
     return True

@@ -217,11 +217,6 @@ GAME_BATCH_WRITERS = int(os.environ.get("GAME_BATCH_WRITERS", "1"))
 # On PostgreSQL, write socket move batches from the event loop (games.loop_writer); 0 writes
 # them on a thread.
 GAME_LOOP_WRITER = os.environ.get("GAME_LOOP_WRITER", "1") == "1"
-# On PostgreSQL (with GAME_LOOP_WRITER), play socket move batches in a process of their own
-# beside each daphne worker (games.move_process); 0 plays them on the worker's event loop.
-GAME_MOVE_PROCESS = os.environ.get("GAME_MOVE_PROCESS", "1") == "1"
-# Batches in flight at once in the move process, each on a PostgreSQL connection of its own.
-GAME_MOVE_PROCESS_BATCHES = int(os.environ.get("GAME_MOVE_PROCESS_BATCHES", "2"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

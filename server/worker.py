@@ -58,14 +58,6 @@ def start_day_end_pushes(loop: asyncio.AbstractEventLoop) -> None:
     day_end.start(loop)
 
 
-def start_move_batcher() -> None:
-    """Make the loop's move batcher now, so that on PostgreSQL its move process
-    (games.move_process) is up before the first move. Called once the loop runs."""
-    from games import consumers
-
-    consumers.start_batcher()
-
-
 def main(argv: list[str] | None = None) -> None:
     from server import reactor
 
@@ -77,7 +69,6 @@ def main(argv: list[str] | None = None) -> None:
     reactor.install(loop)
     close_oversized_sockets()
     loop.call_soon(start_day_end_pushes, loop)
-    loop.call_soon(start_move_batcher)
 
     from daphne.cli import CommandLineInterface
 

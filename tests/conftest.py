@@ -77,9 +77,6 @@ def reuse_certificates(monkeypatch):  # noqa: ANN001, ANN201
 
     monkeypatch.setattr(daily, "certify", cached)
     monkeypatch.setattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False)
-    # Socket moves on the event loop: a move process per test's loop would cost a second of
-    # startup each (tests/test_move_process.py and the real daphne on PostgreSQL run it).
-    monkeypatch.setattr(settings, "GAME_MOVE_PROCESS", False)
     # Countess and Barricade A pick the best par among candidates: fewer, smaller searches in
     # tests (still the real solver), so a test session certifies in seconds, not a minute.
     from games.certification import Budget

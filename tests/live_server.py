@@ -104,12 +104,18 @@ class Daphne:
             self.proc.wait()
 
     def pids(self) -> list[int]:
-        """The supervisor and its daphne workers (Linux /proc; the supervisor alone elsewhere)."""
-        try:
-            children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text()
-        except OSError:
-            children = ""
-        return [self.proc.pid, *map(int, children.split())]
+        """The supervisor and every process under it: the daphne workers and their move
+        processes (Linux /proc; the supervisor alone elsewhere)."""
+        pids, i = [self.proc.pid], 0
+        while i < len(pids):
+            pid = pids[i]
+            try:
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+            except OSError:
+                children = ""
+            pids += map(int, children.split())
+            i += 1
+        return pids
 
     def call(self, method: str, path: str, body: dict | None = None, token: str | None = None):  # noqa: ANN201
         data = json.dumps(body).encode() if body is not None else None

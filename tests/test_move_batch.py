@@ -194,28 +194,3 @@ def test_games_from_lock_rows_are_what_the_orm_would_build(user):  # noqa: ANN00
     finally:
         post_init.disconnect(listener, sender=Game)
     assert heard == [slow] and slow.deal_variant == "portuguese"
-
-
-async def test_a_games_next_move_waits_for_its_batch_in_flight_while_other_games_go_on():
-    """Two batches may be in flight at once, never with the same game in both: a game's next
-    move is played on the position its batch in flight makes, once that batch is answered."""
-    batches: list[list[int]] = []
-    release = {0: asyncio.Event(), 1: asyncio.Event()}
-
-    async def run(requests: list[MoveRequest]) -> list:
-        batches.append([r.game_id for r in requests])
-        await release[min(len(batches) - 1, 1)].wait()
-        return [r.game_id for r in requests]
-
-    batcher = MoveBatcher(run, writers=2)
-    first = asyncio.ensure_future(batcher.submit(_request(1)))
-    while not batches:
-        await asyncio.sleep(0)
-    later = [asyncio.ensure_future(batcher.submit(_request(i))) for i in (1, 2, 3)]
-    for _ in range(5):
-        await asyncio.sleep(0)
-    assert batches == [[1], [2, 3]]  # game 1's second move waits: its first is in flight
-    release[0].set()
-    release[1].set()
-    assert await asyncio.gather(first, *later) == [1, 1, 2, 3]
-    assert batches == [[1], [2, 3], [1]] and batcher.active == 0 and not batcher.busy
