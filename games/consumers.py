@@ -92,6 +92,7 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             return
         self.user = user
         self.limiter = RateLimiter()
+        self.max_frame = settings.MAX_WS_FRAME_BYTES
         group = sign_in_group(self.scope)
         if group is not None:
             self.sign_in_group = group
@@ -148,10 +149,8 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         if text_data is None:
             await self.send_error("bad_message", "Frames are JSON text, not binary.")
             return
-        if len(text_data) > settings.MAX_WS_FRAME_BYTES:
-            await self.send_error(
-                "bad_message", f"Frame too large (limit {settings.MAX_WS_FRAME_BYTES} bytes)."
-            )
+        if len(text_data) > self.max_frame:
+            await self.send_error("bad_message", f"Frame too large (limit {self.max_frame} bytes).")
             return
         try:
             frame = orjson.loads(text_data)
@@ -309,6 +308,7 @@ class GameConsumer(JsonFrameConsumer):
     """`/ws/games/{id}`: the owner plays, other signed-in users watch."""
 
     frame_types = ("move", "undo", "resign", "sync", "ping")
+    batcher: MoveBatcher | None = None  # the loop's, looked up at this socket's first move
 
     async def on_connect(self) -> None:
         """Join the game's group *before* loading the state to start from: a move committed
@@ -381,7 +381,10 @@ class GameConsumer(JsonFrameConsumer):
             return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")
         if action == "move":
             request = services.MoveRequest(self.game_id, self.user, data["move"], data["v"])
-            result = await _batcher().submit(request)
+            batcher = self.batcher
+            if batcher is None:
+                batcher = self.batcher = _batcher()
+            result = await batcher.submit(request)
         else:
             try:
                 result = await _db(_write)(action, self.game_id, self.user, data)

@@ -28,7 +28,7 @@ def state_view(game: Game, state: engine.State | None = None, last_move: str | N
     history (one indexed row), so a client that reconnects still sees what happened last."""
     if state is None:
         state = engine.State.from_dict(game.state)
-    view = state.view()
+    view = state.view(shared=True)  # every caller encodes it as it is
     view["moves"] = game.version
     if game.status == Game.Status.RESIGNED:
         view["status"] = "resigned"

@@ -45,6 +45,8 @@ class StateCache:
         """Keep `state` without its parents: a cached state that held every state before it
         grew by one per move, and each full garbage collection walked them all."""
         state = state.detached()
+        if game is not None:
+            game.engine_state = state  # the same position, without the states before it
         entries = self.entries
         entries.pop(game_id, None)  # re-inserted last: the oldest entries go first
         entries[game_id] = (version, state, stored, game)

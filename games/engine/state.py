@@ -269,29 +269,31 @@ class State:
         return cls._make(v, deal, moves, tab, tuple(fnd), cell_cards, stock, waste, None, None, fc)
 
     # ------------------------------------------------------------------ serialisation
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, shared: bool = False) -> dict[str, Any]:
         """The full position, hidden cards included, JSON-serialisable: for the server's cache
-        and the solver, never for a player (use ``view()``)."""
+        and the solver, never for a player (use ``view()``).
+
+        ``shared=True``: the tableau and foundation piles are tuples shared with other
+        positions, not lists of the caller's own; for a caller that only encodes the result
+        and never changes it (the server, for every move it stores)."""
         return {
             "variant": self._v.id,
             "deal": self._deal,
             "moves": self._moves,
-            "tableau": [list(p) for p in self._tableau_codes()],
-            "foundations": [list(_FOUNDATION_CODES[t]) for t in self._fnd],
+            **self._piles(shared),
             "cells": [CODES[c] if c else None for c in self._cells],
             "stock": [CODES[c] for c in self._stock],
             "waste": [CODES[c] for c in self._waste],
         }
 
-    def view(self) -> dict[str, Any]:
+    def view(self, shared: bool = False) -> dict[str, Any]:
         """What a player may see (PROTOCOL.md): no face-down card and no deal number, since a
-        daily deal's number would reveal its hidden cards."""
+        daily deal's number would reveal its hidden cards. ``shared``: as for ``to_dict``."""
         v = self._v
         stock = self._stock
         return {
             "variant": v.id,
-            "tableau": [list(p) for p in self._tableau_codes()],
-            "foundations": [list(_FOUNDATION_CODES[t]) for t in self._fnd],
+            **self._piles(shared),
             "cells": [CODES[c] if c else None for c in self._cells],
             "stock": {
                 "count": len(stock),
@@ -301,6 +303,17 @@ class State:
             "status": self.status,
             "moves": self._moves,
             "legal_moves": self.legal_moves(),
+        }
+
+    def _piles(self, shared: bool) -> dict[str, list]:
+        if shared:
+            return {
+                "tableau": self._tableau_codes(),
+                "foundations": [_FOUNDATION_CODES[t] for t in self._fnd],
+            }
+        return {
+            "tableau": [list(p) for p in self._tableau_codes()],
+            "foundations": [list(_FOUNDATION_CODES[t]) for t in self._fnd],
         }
 
     def _tableau_codes(self) -> list[tuple[str, ...]]:
