@@ -38,10 +38,13 @@ class InProcessChannelLayer(InMemoryChannelLayer):
 
     async def group_send(self, group: str, message: dict) -> None:
         assert isinstance(message, dict), "Message is not a dict"
+        skip = message.get("exclude")
+        members = self.groups.get(group)
+        if not members or (skip is not None and len(members) == 1 and skip in members):
+            return  # no one else to tell: most games are played with nobody watching
         self.require_valid_group_name(group)
         self._clean_expired()
-        skip = message.get("exclude")
-        for channel in list(self.groups.get(group, ())):
+        for channel in list(members):
             if channel == skip:
                 continue  # already answered (see games.broadcast); it would only drop it
             # As in the base layer, a full channel misses this message.

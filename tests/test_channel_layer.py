@@ -51,3 +51,16 @@ async def test_the_excluded_channel_is_left_out():
     await layer.group_send("g", {"type": "state", "exclude": mover})
     assert (await layer.receive(watcher))["type"] == "state"
     assert mover not in layer.channels  # nothing was queued for it
+
+
+async def test_a_group_send_with_no_one_but_the_mover_delivers_nothing():
+    layer = InProcessChannelLayer()
+    mover = await layer.new_channel()
+    await layer.group_add("game.1", mover)
+    await layer.group_send("game.1", {"type": "game.frame", "exclude": mover})
+    await layer.group_send("game.2", {"type": "game.frame", "exclude": mover})  # no group at all
+    assert all(queue.empty() for queue in layer.channels.values())
+    watcher = await layer.new_channel()
+    await layer.group_add("game.1", watcher)
+    await layer.group_send("game.1", {"type": "game.frame", "exclude": mover})
+    assert (await layer.receive(watcher))["type"] == "game.frame"
