@@ -257,3 +257,25 @@ def test_a_move_on_a_game_resigned_elsewhere_is_refused_though_cached(user):  # 
     assert refused.code == "game_over"
     assert Game.objects.get(pk=game.pk).version == 1
     assert Move.objects.filter(game=game).count() == 1
+
+
+def test_a_cached_row_stays_as_it_was_written_while_later_moves_are_played_on_copies(user):  # noqa: ANN001
+    """The cache keeps the very row a batch wrote (no copy); a later batch plays on a copy, so
+    a row that an entry (or a REST caller's Outcome) holds never changes under it."""
+    game = services.start_practice(user, "spanish", 5)
+    services.play_move(game.pk, user, legal(game)[0], 0)
+    version, state, _, row = state_cache.states.entries_for([game.pk])[game.pk]
+    assert version == row.version == 1 and row.engine_state is state
+    written_at = row.last_move_at
+    moves = []
+    for v in (1, 2):
+        move = state_cache.states.entries_for([game.pk])[game.pk][1].legal_moves()[0]
+        moves.append(move)
+        [(answered, _)] = _on_a_loop(
+            lambda w, m=move, v=v: w.write([MoveRequest(game.pk, user, m, v)])
+        )
+        assert answered == v + 1
+    assert (row.version, row.engine_state, row.last_move_at) == (1, state, written_at)
+    newest = state_cache.states.entries_for([game.pk])[game.pk][3]
+    assert newest is not row and newest.version == 3 and newest.engine_state.last_move == moves[-1]
+    call_command("replay_verify")

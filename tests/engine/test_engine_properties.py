@@ -221,3 +221,25 @@ def test_undo_returns_the_previous_state(variant: str, deal: int, seed: int, ste
         assert e.code == "illegal_move"
     else:
         raise AssertionError("undo at the deal accepted")
+
+
+@settings(max_examples=40, deadline=None)
+@given(**GAME)
+def test_shared_views_say_what_fresh_ones_say(
+    variant: str, deal: int, seed: int, steps: int
+) -> None:
+    """`shared=True` reuses the piles' card codes from the position before (the server's
+    path): along a game, what it writes is what a position rebuilt from scratch writes."""
+    states = playout(variant, deal, seed, steps)
+    for s in states:
+        fresh = State.from_dict(s.to_dict())  # no parent: its codes are worked out anew
+        assert json.dumps(s.to_dict(shared=True)) == json.dumps(fresh.to_dict())
+        assert json.dumps(s.view(shared=True)) == json.dumps(fresh.view())
+    back = states[-1]  # and after undoing, the position before's codes again
+    while back.parent is not None:
+        back = back.undo()
+        assert back.view(shared=True)["tableau"] == tuple_piles(back.to_dict()["tableau"])
+
+
+def tuple_piles(piles: list[list[str]]) -> list[tuple[str, ...]]:
+    return [tuple(p) for p in piles]
