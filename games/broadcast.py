@@ -30,10 +30,10 @@ class WireFrame(NamedTuple):
     """A frame as it goes out: its JSON text, with its type and version beside it for the
     sockets that filter on them (games.consumers.GameConsumer.game_frame).
 
-    Frames travel encoded from where they are made to every socket: the channel layer copies
-    or serialises a message per receiver, and a string is the cheapest thing to copy; a move
-    played in the move process (games.move_process) comes back to the socket as this, so
-    the socket's process neither rebuilds nor re-encodes it.
+    Frames are encoded once, where they are made (a move's, in its batch), and travel as
+    text to the mover and to every socket of the group: the channel layer copies or serialises
+    a message per receiver, a string is the cheapest thing to copy, and every receiver sends
+    the same text without encoding it again.
     """
 
     t: str

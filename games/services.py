@@ -319,9 +319,10 @@ def _persist(moves: list[tuple[int, int, str, Any]], games: list[Game]) -> None:
 
 def _cache_after_commit(games: list[Game]) -> Callable[[], None]:
     """What to run once the write commits: cache each unfinished game's new position, with its
-    row. The row is the game as written, kept as it is: nothing changes a game once its batch
-    has committed (the Outcomes that hold it are only read), and a batch that plays on a
-    cached row plays on a copy of it (`_cached_game`)."""
+    row. The row is the game as written, not a copy: nothing changes a game once its batch has
+    committed (the Outcomes that hold it are only read; the cache only swaps its engine state
+    for the same position without its history), and a batch that plays on a cached row plays
+    on a copy of it (`_cached_game`)."""
     entries = [(g.pk, g.version, g.engine_state, g.state, g) for g in games if not g.finished]
     return lambda: [state_cache.states.put(*entry) for entry in entries]
 
