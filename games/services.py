@@ -446,7 +446,7 @@ def _check_move_text(move: Any) -> None:
         raise AppError("illegal_move", "A move is a short string such as 't3-f0' or 'draw'.")
 
 
-def _apply(game: Game, move: str, v: int | None, now: dt.datetime | None = None) -> Outcome:
+def _apply(game: Game, move: str, v: int | None, now: dt.datetime) -> Outcome:
     """Check the move against the locked game and advance it in memory (no write yet)."""
     _check_playable(game, v)
     state = game.engine_state or _engine_call(engine.State.from_dict, game.state)

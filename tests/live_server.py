@@ -13,6 +13,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from websockets.sync.client import connect
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -104,8 +106,9 @@ class Daphne:
             self.proc.wait()
 
     def pids(self) -> list[int]:
-        """The supervisor and every process under it: the daphne workers and their move
-        processes (Linux /proc; the supervisor alone elsewhere)."""
+        """The supervisor and every process under it: the daphne workers and any process of
+        theirs, such as the daily certification pool (Linux /proc; the supervisor alone
+        elsewhere)."""
         pids, i = [self.proc.pid], 0
         while i < len(pids):
             pid = pids[i]
@@ -128,3 +131,22 @@ class Daphne:
                 return res.status, json.loads(res.read() or b"null")
         except urllib.error.HTTPError as err:
             return err.code, json.loads(err.read() or b"null")
+
+
+def register(server: Daphne, name: str) -> str:
+    """A new user's API token, signed up over HTTP."""
+    status, body = server.call(
+        "POST", "/api/auth/register", {"username": name, "password": "correct-horse-9"}
+    )
+    assert status == 201, body
+    return body["token"]
+
+
+def ws(server: Daphne, path: str, token: str | None):  # noqa: ANN201
+    """A real client socket on `path`, signed in with `token` if one is given."""
+    headers = {"Authorization": f"Token {token}"} if token else {}
+    return connect(server.ws + path, additional_headers=headers, open_timeout=10)
+
+
+def recv(sock) -> dict:  # noqa: ANN001
+    return json.loads(sock.recv(timeout=10))

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
 
-from tests.live_server import Daphne, migrate, server_env
+from tests.live_server import Daphne, migrate, recv, register, server_env, ws
 
 
 @pytest.fixture(scope="module")
@@ -26,23 +25,6 @@ def server(shared_env, tmp_path_factory):  # noqa: ANN001, ANN201
     proc = Daphne(shared_env, tmp_path_factory.mktemp("logs") / "daphne-a.log")
     yield proc
     proc.stop()
-
-
-def register(server: Daphne, name: str) -> str:
-    status, body = server.call(
-        "POST", "/api/auth/register", {"username": name, "password": "correct-horse-9"}
-    )
-    assert status == 201, body
-    return body["token"]
-
-
-def ws(server: Daphne, path: str, token: str | None):  # noqa: ANN201
-    headers = {"Authorization": f"Token {token}"} if token else {}
-    return connect(server.ws + path, additional_headers=headers, open_timeout=10)
-
-
-def recv(sock) -> dict:  # noqa: ANN001
-    return json.loads(sock.recv(timeout=10))
 
 
 def play_watched(owner, watchers, moves: int = 3) -> None:  # noqa: ANN001

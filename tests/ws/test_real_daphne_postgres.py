@@ -9,9 +9,8 @@ import os
 
 import pytest
 from django.db import connection
-from websockets.sync.client import connect
 
-from tests.live_server import Daphne, server_env
+from tests.live_server import Daphne, recv, register, server_env, ws
 
 pytestmark = [
     pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="DATABASE_URL not set"),
@@ -33,26 +32,21 @@ def test_play_over_a_real_socket_on_postgresql(tmp_path):  # noqa: ANN001
         tmp_path / "daphne.log",
     )
     try:
-        status, body = server.call(
-            "POST", "/api/auth/register", {"username": "pgsock", "password": "correct-horse-9"}
-        )
-        assert status == 201, body
-        token = body["token"]
+        token = register(server, "pgsock")
         status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 7}, token)
         assert status == 201, game
-        headers = {"Authorization": f"Token {token}"}
-        with connect(f"{server.ws}/ws/games/{game['id']}", additional_headers=headers) as sock:
-            state = json.loads(sock.recv(timeout=10))
+        with ws(server, f"/ws/games/{game['id']}", token) as sock:
+            state = recv(sock)
             for i in range(5):
                 move = state["d"]["legal_moves"][0]
                 sock.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"], "id": i}}))
-                assert json.loads(sock.recv(timeout=10)) == {"t": "ack", "d": {"id": i}}
-                state = json.loads(sock.recv(timeout=10))
+                assert recv(sock) == {"t": "ack", "d": {"id": i}}
+                state = recv(sock)
                 assert state["t"] == "state" and state["v"] == i + 1
                 assert state["d"]["last_move"] == move
             stale = {"t": "move", "d": {"move": move, "v": 0, "id": "old"}}
             sock.send(json.dumps(stale))
-            error = json.loads(sock.recv(timeout=10))
+            error = recv(sock)
             assert error["d"]["code"] == "stale_version" and error["d"]["v"] == 5
             assert error["d"]["id"] == "old"
         status, history = server.call("GET", f"/api/games/{game['id']}/moves", None, token)
