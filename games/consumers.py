@@ -292,7 +292,7 @@ def _new_batcher() -> MoveBatcher:
                 results[i] = result
         return results
 
-    return MoveBatcher(run, settings.GAME_MOVE_BATCH, close=writer.close)
+    return MoveBatcher(run, settings.GAME_MOVE_BATCH, settings.GAME_LOOP_BATCHES, writer.close)
 
 
 def _write(action: str, game_id: int, user, data: dict) -> tuple[int, list[WireFrame]]:  # noqa: ANN001

@@ -8,6 +8,11 @@ shared by many moves, and the number of transactions per second stops limiting t
 second. Each move is still checked against the game as its own transaction would see it, and
 is acknowledged only after its batch has committed.
 
+Up to `writers` batches may be written at once. A game is in one of them at a time: a move of a
+game whose earlier move is still being written waits for that batch to commit, so it is checked
+against the version that move made, exactly as with one writer. On PostgreSQL two batches in
+flight keep the event loop busy while the database commits (games.loop_writer).
+
 One batcher runs per event loop (a daphne process has one; tests may make several).
 """
 
@@ -72,6 +77,7 @@ class MoveBatcher:
         self.active = 0
         self.tasks: set[asyncio.Task] = set()  # held, so a running drain is never collected
         self.queue: list[tuple[services.MoveRequest, asyncio.Future]] = []
+        self.writing: set[int] = set()  # the games of the batches being written
 
     async def submit(self, request: services.MoveRequest) -> Result:
         future = asyncio.get_running_loop().create_future()
@@ -83,11 +89,32 @@ class MoveBatcher:
             task.add_done_callback(self.tasks.discard)
         return await future
 
+    def _take(self) -> list[tuple[services.MoveRequest, asyncio.Future]]:
+        """The next batch: the oldest waiting moves, up to `max_batch`, of games no batch being
+        written holds. The rest keep their order, so a game's moves are played in the order
+        they came."""
+        queue = self.queue
+        if not self.writing and len(queue) <= self.max_batch:
+            self.queue = []
+            return queue
+        batch: list = []
+        rest: list = []
+        writing, room = self.writing, self.max_batch
+        for item in queue:
+            if len(batch) < room and item[0].game_id not in writing:
+                batch.append(item)
+            else:
+                rest.append(item)
+        self.queue = rest
+        return batch
+
     async def _drain(self) -> None:
         try:
-            while self.queue:
-                batch = self.queue[: self.max_batch]
-                del self.queue[: self.max_batch]
+            # An empty batch with moves still queued: each is of a game another batch is
+            # writing, and that batch's drain takes it once it has committed.
+            while batch := self._take():
+                games = {request.game_id for request, _ in batch}
+                self.writing |= games
                 try:
                     results = await self.run([request for request, _ in batch])
                 except BaseException as exc:  # the callers hear it, not the event loop
@@ -97,6 +124,8 @@ class MoveBatcher:
                     if not isinstance(exc, Exception):
                         raise
                     continue
+                finally:
+                    self.writing -= games
                 for (_, future), result in zip(batch, results, strict=True):
                     if future.done():
                         continue  # its socket went away; the move stands all the same

@@ -215,8 +215,9 @@ GAME_DB_THREADS = int(os.environ.get("GAME_DB_THREADS", "16"))
 GAME_MOVE_BATCH = int(os.environ.get("GAME_MOVE_BATCH", "128"))
 GAME_BATCH_WRITERS = int(os.environ.get("GAME_BATCH_WRITERS", "1"))
 # On PostgreSQL, write socket move batches from the event loop (games.loop_writer); 0 writes
-# them on a thread.
+# them on a thread. There, this many batches are in flight at once, each on its own connection.
 GAME_LOOP_WRITER = os.environ.get("GAME_LOOP_WRITER", "1") == "1"
+GAME_LOOP_BATCHES = int(os.environ.get("GAME_LOOP_BATCHES", "2"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

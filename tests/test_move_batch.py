@@ -197,3 +197,46 @@ def test_games_from_lock_rows_are_what_the_orm_would_build(user):  # noqa: ANN00
     finally:
         post_init.disconnect(listener, sender=Game)
     assert heard == [slow] and slow.deal_variant == "portuguese"
+
+
+async def test_with_two_writers_a_games_next_move_waits_for_the_batch_that_has_its_last():
+    """Two batches in flight, but a game in one of them at a time: its next move is played
+    after the batch with its previous one commits, and checked against the version it made."""
+    started: list[list[int]] = []
+    release: dict[int, asyncio.Event] = {}
+
+    async def run(requests: list[MoveRequest]) -> list:
+        started.append([r.game_id for r in requests])
+        gate = release[len(started)] = asyncio.Event()
+        await gate.wait()
+        return [r.game_id for r in requests]
+
+    async def until(n: int) -> None:
+        while len(started) < n:
+            await asyncio.sleep(0)
+
+    batcher = MoveBatcher(run, writers=2)
+    first = [asyncio.ensure_future(batcher.submit(_request(1)))]
+    await until(1)
+    second = [asyncio.ensure_future(batcher.submit(_request(i))) for i in (2, 1, 3)]
+    await until(2)
+    assert started == [[1], [2, 3]]  # game 1's next move is not in the second batch
+    assert batcher.writing == {1, 2, 3} and [r.game_id for r, _ in batcher.queue] == [1]
+    release[2].set()  # the second batch commits first: game 1 is still being written
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert len(started) == 2 and batcher.active == 1
+    release[1].set()  # now game 1's next move goes, in a batch of its own
+    await until(3)
+    assert started[2] == [1]
+    release[3].set()
+    assert await asyncio.gather(*first, *second) == [1, 2, 1, 3]
+    assert batcher.active == 0 and not batcher.writing and not batcher.queue
+
+
+async def test_with_one_writer_batches_take_every_waiting_move_in_order():
+    batcher = MoveBatcher(None, max_batch=3)
+    batcher.queue = [(_request(i), None) for i in (1, 1, 2, 3, 4)]
+    assert [r.game_id for r, _ in batcher._take()] == [1, 1, 2]
+    assert [r.game_id for r, _ in batcher._take()] == [3, 4]
+    assert batcher._take() == []

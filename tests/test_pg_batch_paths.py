@@ -132,11 +132,11 @@ def test_a_failed_loop_write_rolls_back_and_its_connection_is_reused(user, monke
         monkeypatch.setattr(services, "_WRITE_BATCH_PG", BROKEN_WRITE)
         with pytest.raises(psycopg.errors.InvalidTextRepresentation):
             await writer.write([request])
-        first = writer.conn
+        [first] = writer.open
         assert first.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
         monkeypatch.undo()
         result = await writer.write([request])
-        assert writer.conn is first
+        assert writer.open == [first]
         return result
 
     [(version, _)] = _on_a_loop(fail_then_succeed)
@@ -278,4 +278,27 @@ def test_a_cached_row_stays_as_it_was_written_while_later_moves_are_played_on_co
     assert (row.version, row.engine_state, row.last_move_at) == (1, state, written_at)
     newest = state_cache.states.entries_for([game.pk])[game.pk][3]
     assert newest is not row and newest.version == 3 and newest.engine_state.last_move == moves[-1]
+    call_command("replay_verify")
+
+
+def test_the_loop_writer_writes_two_batches_at_once_on_two_connections(user, other_user):  # noqa: ANN001
+    games = [services.start_practice(u, "portuguese", 1) for u in (user, other_user)]
+    firsts = [legal(g)[0] for g in games]
+    seconds = [
+        engine.State.from_dict(g.state).apply(m).legal_moves()[0]
+        for g, m in zip(games, firsts, strict=True)
+    ]
+    requests = [MoveRequest(g.pk, g.owner, m, 0) for g, m in zip(games, firsts, strict=True)]
+    more = [MoveRequest(g.pk, g.owner, m, 1) for g, m in zip(games, seconds, strict=True)]
+
+    async def both(writer: LoopBatchWriter):  # noqa: ANN202
+        results = await asyncio.gather(*(writer.write([r]) for r in requests))
+        assert len(writer.open) == 2 and len(writer.idle) == 2
+        again = await asyncio.gather(*(writer.write([r]) for r in more))
+        assert len(writer.open) == 2  # kept for the next batches, not opened anew
+        return results + again
+
+    results = _on_a_loop(both)
+    assert [version for [(version, _)] in results] == [1, 1, 2, 2]
+    assert Move.objects.filter(game__in=games).count() == 4
     call_command("replay_verify")
