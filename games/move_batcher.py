@@ -1,9 +1,9 @@
 """Group commit for moves sent over WebSockets.
 
-A socket that sends a move awaits `submit()`. If no batch is being written, its move goes to
-the database at once, alone: a lone player waits for nothing. While a batch is being written,
-the moves that arrive queue up, and the next batch takes all of them (up to `max_batch`) in
-one transaction (`services.play_moves`). So under load a commit, and its flush to disk, is
+A socket that sends a move awaits `submit()`. If a writer is free, its move goes to the
+database at once, alone: a lone player waits for nothing. While batches are being written, the
+moves that arrive queue up, and the next batch takes all of them (up to `max_batch`) in one
+transaction (`services.play_moves`). So under load a commit, and its flush to disk, is
 shared by many moves, and the number of transactions per second stops limiting the moves per
 second. Each move is still checked against the game as its own transaction would see it, and
 is acknowledged only after its batch has committed.

@@ -1,5 +1,5 @@
 """A real daphne on PostgreSQL, as `make run` serves it there: socket moves are written in
-batches from the event loop on an async connection of its own (games.loop_writer), and a
+batches from the event loop on async connections of its own (games.loop_writer), and a
 client over a real socket sees the contract and nothing of how."""
 
 from __future__ import annotations
