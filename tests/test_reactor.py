@@ -4,6 +4,7 @@ socket that cannot take them all waits for writability as with Twisted's own rea
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,7 +14,23 @@ from twisted.internet.protocol import Factory, Protocol
 
 from server.reactor import SoonWriteReactor
 from server.serve import daphne_args
+from server.worker import new_event_loop
 from tests.live_server import ROOT
+
+# The reactor runs on either loop a worker may pick (server.worker.new_event_loop).
+LOOPS = pytest.mark.parametrize("loop_name", ["uvloop", "asyncio"])
+
+
+def _loop(name: str) -> asyncio.AbstractEventLoop:
+    old = os.environ.get("EVENT_LOOP")
+    os.environ["EVENT_LOOP"] = name
+    try:
+        return new_event_loop()
+    finally:
+        if old is None:
+            del os.environ["EVENT_LOOP"]
+        else:
+            os.environ["EVENT_LOOP"] = old
 
 
 class _Held(Protocol):
@@ -23,9 +40,9 @@ class _Held(Protocol):
         self.made.append(self)
 
 
-def _run(test: Callable) -> None:
+def _run(test: Callable, loop_name: str) -> None:
     """Run `test(reactor, server_transport, reader)` on a fresh reactor and a real TCP socket."""
-    loop = asyncio.new_event_loop()
+    loop = _loop(loop_name)
     reactor = SoonWriteReactor(loop)
     made: list = []
     protocol = type("Held", (_Held,), {"made": made})
@@ -48,7 +65,8 @@ def _run(test: Callable) -> None:
         loop.close()
 
 
-def test_writes_of_one_pass_leave_in_one_send_without_a_write_watch():
+@LOOPS
+def test_writes_of_one_pass_leave_in_one_send_without_a_write_watch(loop_name: str):
     async def test(reactor: SoonWriteReactor, transport, reader) -> None:  # noqa: ANN001
         sends = []
         real = transport.writeSomeData
@@ -63,10 +81,11 @@ def test_writes_of_one_pass_leave_in_one_send_without_a_write_watch():
         assert sends == [b'{"t":"ack"}{"t":"state"}'] and watched == []
         assert not reactor.getWriters()
 
-    _run(test)
+    _run(test, loop_name)
 
 
-def test_a_full_send_buffer_waits_for_writability_and_loses_nothing():
+@LOOPS
+def test_a_full_send_buffer_waits_for_writability_and_loses_nothing(loop_name: str):
     async def test(reactor: SoonWriteReactor, transport, reader) -> None:  # noqa: ANN001
         payload = bytes(range(256)) * (64 * 1024)  # 16 MiB: more than the socket buffers hold
         transport.write(payload)
@@ -76,10 +95,11 @@ def test_a_full_send_buffer_waits_for_writability_and_loses_nothing():
         await asyncio.sleep(0.05)
         assert not reactor.getWriters()
 
-    _run(test)
+    _run(test, loop_name)
 
 
-def test_a_closing_socket_sends_what_it_has_then_closes():
+@LOOPS
+def test_a_closing_socket_sends_what_it_has_then_closes(loop_name: str):
     async def test(reactor: SoonWriteReactor, transport, reader) -> None:  # noqa: ANN001
         transport.write(b"last words")
         transport.loseConnection()
@@ -87,7 +107,7 @@ def test_a_closing_socket_sends_what_it_has_then_closes():
         await asyncio.sleep(0.01)
         assert not transport.connected and not reactor.getWriters()
 
-    _run(test)
+    _run(test, loop_name)
 
 
 @pytest.mark.parametrize("extra", [["-b", "127.0.0.1", "-p", "8000"], ["--fd", "3"]])
@@ -107,3 +127,30 @@ def test_workers_keep_cpythons_gil_switch_interval_unless_told(setting, seconds)
         check=True,
     ).stdout
     assert abs(float(out) - seconds) < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("setting", "module"), [(None, "uvloop"), ("uvloop", "uvloop"), ("asyncio", "asyncio")]
+)
+def test_workers_run_on_uvloop_unless_told(setting, module):  # noqa: ANN001
+    env = {} if setting is None else {"EVENT_LOOP": setting}
+    out = subprocess.run(
+        [sys.executable, "-c", "import server.worker as w; print(type(w.new_event_loop()))"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.startswith(f"<class '{module}.")
+
+
+def test_an_unknown_event_loop_is_refused_by_name():
+    run = subprocess.run(
+        [sys.executable, "-c", "import server.worker as w; w.new_event_loop()"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "EVENT_LOOP": "trio"},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1 and "EVENT_LOOP='trio': use one of uvloop, asyncio" in run.stderr

@@ -59,6 +59,24 @@ def test_play_a_game_over_a_real_socket(server):  # noqa: ANN001
     assert status == 200 and [h["n"] for h in history] == [1, 2, 3, 4, 5]
 
 
+def test_a_worker_on_asyncios_own_loop_plays_the_same(shared_env, tmp_path):  # noqa: ANN001
+    """The workers run on uvloop unless EVENT_LOOP=asyncio (server.worker); the other loop
+    serves the same game."""
+    server = Daphne({**shared_env, "EVENT_LOOP": "asyncio"}, tmp_path / "daphne-asyncio.log")
+    try:
+        token = register(server, "asyncioloop")
+        status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 12}, token)
+        assert status == 201
+        with ws(server, f"/ws/games/{game['id']}", token) as sock:
+            state = recv(sock)
+            move = state["d"]["legal_moves"][0]
+            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": 0, "id": "a"}}))
+            assert recv(sock) == {"t": "ack", "d": {"id": "a"}}
+            assert recv(sock)["d"]["last_move"] == move
+    finally:
+        server.stop()
+
+
 def test_real_socket_without_auth_is_closed_4401(server):  # noqa: ANN001
     with ws(server, "/ws/echo", None) as sock, pytest.raises(ConnectionClosed) as info:
         sock.recv(timeout=10)
