@@ -115,17 +115,21 @@ def test_workers_run_daphne_on_this_reactor(extra: list[str]):
     assert daphne_args(extra)[1:3] == ["-m", "server.worker"]
 
 
-@pytest.mark.parametrize(("setting", "seconds"), [(None, 0.005), ("1", 0.001)])
-def test_workers_keep_cpythons_gil_switch_interval_unless_told(setting, seconds):  # noqa: ANN001
-    env = {} if setting is None else {"GIL_SWITCH_INTERVAL_MS": setting}
-    out = subprocess.run(
-        [sys.executable, "-c", "import server.worker as w; print(w.set_switch_interval())"],
+def _in_a_worker(code: str, **env: str) -> subprocess.CompletedProcess:
+    """Run `code` with server.worker imported as `w`, in a fresh interpreter with only `env`."""
+    return subprocess.run(
+        [sys.executable, "-c", f"import server.worker as w; {code}"],
         cwd=ROOT,
         env={"PATH": "/usr/bin:/bin", **env},
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout
+    )
+
+
+@pytest.mark.parametrize(("setting", "seconds"), [(None, 0.005), ("1", 0.001)])
+def test_workers_keep_cpythons_gil_switch_interval_unless_told(setting, seconds):  # noqa: ANN001
+    env = {} if setting is None else {"GIL_SWITCH_INTERVAL_MS": setting}
+    out = _in_a_worker("print(w.set_switch_interval())", **env).stdout
     assert abs(float(out) - seconds) < 1e-9
 
 
@@ -134,23 +138,10 @@ def test_workers_keep_cpythons_gil_switch_interval_unless_told(setting, seconds)
 )
 def test_workers_run_on_uvloop_unless_told(setting, module):  # noqa: ANN001
     env = {} if setting is None else {"EVENT_LOOP": setting}
-    out = subprocess.run(
-        [sys.executable, "-c", "import server.worker as w; print(type(w.new_event_loop()))"],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", **env},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = _in_a_worker("print(type(w.new_event_loop()))", **env).stdout
     assert out.startswith(f"<class '{module}.")
 
 
 def test_an_unknown_event_loop_is_refused_by_name():
-    run = subprocess.run(
-        [sys.executable, "-c", "import server.worker as w; w.new_event_loop()"],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "EVENT_LOOP": "trio"},
-        capture_output=True,
-        text=True,
-    )
+    run = _in_a_worker("w.new_event_loop()", EVENT_LOOP="trio")
     assert run.returncode == 1 and "EVENT_LOOP='trio': use one of uvloop, asyncio" in run.stderr
