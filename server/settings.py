@@ -23,6 +23,18 @@ def env_bool(name: str, default: bool) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_count(name: str, default: int) -> int:
+    """A count of workers or batches: at least one, or the server would wait for nothing."""
+    raw = os.environ.get(name) or str(default)
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ImproperlyConfigured(f"{name} must be a whole number of at least 1, not {raw!r}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if not raw:
@@ -213,11 +225,11 @@ GAME_DB_THREADS = int(os.environ.get("GAME_DB_THREADS", "16"))
 # Socket moves are written in batches (group commit, games.move_batcher): at most this many
 # moves per transaction, and this many batches in flight at once per process on threads.
 GAME_MOVE_BATCH = int(os.environ.get("GAME_MOVE_BATCH", "128"))
-GAME_BATCH_WRITERS = int(os.environ.get("GAME_BATCH_WRITERS", "1"))
+GAME_BATCH_WRITERS = env_count("GAME_BATCH_WRITERS", 1)
 # On PostgreSQL, write socket move batches from the event loop (games.loop_writer); 0 writes
 # them on a thread. There, this many batches are in flight at once, each on its own connection.
 GAME_LOOP_WRITER = os.environ.get("GAME_LOOP_WRITER", "1") == "1"
-GAME_LOOP_BATCHES = int(os.environ.get("GAME_LOOP_BATCHES", "2"))
+GAME_LOOP_BATCHES = env_count("GAME_LOOP_BATCHES", 2)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
