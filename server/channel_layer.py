@@ -40,9 +40,11 @@ class InProcessChannelLayer(InMemoryChannelLayer):
         assert isinstance(message, dict), "Message is not a dict"
         skip = message.get("exclude")
         members = self.groups.get(group)
-        if not members or (skip is not None and len(members) == 1 and skip in members):
+        if not members:
+            self.require_valid_group_name(group)  # no group_add has checked this name
+            return
+        if skip is not None and len(members) == 1 and skip in members:
             return  # no one else to tell: most games are played with nobody watching
-        self.require_valid_group_name(group)
         self._clean_expired()
         for channel in list(members):
             if channel == skip:

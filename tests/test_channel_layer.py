@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from server.channel_layer import InProcessChannelLayer
 
 
@@ -64,3 +66,9 @@ async def test_a_group_send_with_no_one_but_the_mover_delivers_nothing():
     await layer.group_add("game.1", watcher)
     await layer.group_send("game.1", {"type": "game.frame", "exclude": mover})
     assert (await layer.receive(watcher))["type"] == "game.frame"
+
+
+async def test_a_group_send_to_an_invalid_name_is_refused_even_with_no_one_in_it():
+    layer = InProcessChannelLayer()
+    with pytest.raises(TypeError):
+        await layer.group_send("not a valid name!", {"type": "game.frame"})
