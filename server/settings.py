@@ -24,7 +24,8 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 def env_count(name: str, default: int) -> int:
-    """A count of workers or batches: at least one, or the server would wait for nothing."""
+    """A count of threads, writers, batches or moves per batch: at least one, or moves would
+    wait for a writer or a batch that never comes."""
     raw = os.environ.get(name) or str(default)
     try:
         value = int(raw)
@@ -221,10 +222,10 @@ WS_RATE_PER_SECOND = float(os.environ.get("WS_RATE_PER_SECOND", "30"))
 WS_RATE_BURST = float(os.environ.get("WS_RATE_BURST", "60"))
 WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
 # Threads (and so PostgreSQL connections per process) for socket reads and writes.
-GAME_DB_THREADS = int(os.environ.get("GAME_DB_THREADS", "16"))
+GAME_DB_THREADS = env_count("GAME_DB_THREADS", 16)
 # Socket moves are written in batches (group commit, games.move_batcher): at most this many
 # moves per transaction, and this many batches in flight at once per process on threads.
-GAME_MOVE_BATCH = int(os.environ.get("GAME_MOVE_BATCH", "128"))
+GAME_MOVE_BATCH = env_count("GAME_MOVE_BATCH", 128)
 GAME_BATCH_WRITERS = env_count("GAME_BATCH_WRITERS", 1)
 # On PostgreSQL, write socket move batches from the event loop (games.loop_writer); 0 writes
 # them on a thread. There, this many batches are in flight at once, each on its own connection.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 
 import orjson
 import pytest
@@ -17,6 +19,7 @@ from games.services import MoveRequest
 from server.errors import AppError
 from server.settings import env_count
 from tests.batches import EXPECTED, kinds, legal, mixed_batch
+from tests.live_server import ROOT
 
 
 @pytest.mark.django_db
@@ -245,11 +248,25 @@ async def test_with_one_writer_batches_take_every_waiting_move_in_order():
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "two"])
-def test_a_batch_count_under_one_is_refused_by_name(monkeypatch, raw):  # noqa: ANN001
-    """With no writer a move would wait forever: the setting is refused when the server starts."""
+def test_a_count_under_one_is_refused_by_name(monkeypatch, raw):  # noqa: ANN001
+    """With no writer (or room for no move in a batch) a move would wait forever."""
     monkeypatch.setenv("GAME_LOOP_BATCHES", raw)
     with pytest.raises(ImproperlyConfigured, match="GAME_LOOP_BATCHES must be a whole number"):
         env_count("GAME_LOOP_BATCHES", 2)
+
+
+@pytest.mark.parametrize(
+    "name", ["GAME_LOOP_BATCHES", "GAME_BATCH_WRITERS", "GAME_MOVE_BATCH", "GAME_DB_THREADS"]
+)
+def test_the_server_refuses_to_start_with_a_count_of_zero(name):  # noqa: ANN001
+    run = subprocess.run(
+        [sys.executable, "-c", "import server.settings"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", name: "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1 and f"{name} must be a whole number of at least 1" in run.stderr
 
 
 def test_a_batch_count_is_read_or_defaults(monkeypatch):  # noqa: ANN001
