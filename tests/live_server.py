@@ -150,3 +150,19 @@ def ws(server: Daphne, path: str, token: str | None):  # noqa: ANN201
 
 def recv(sock) -> dict:  # noqa: ANN001
     return json.loads(sock.recv(timeout=10))
+
+
+def play_first_moves(sock, moves: int) -> dict:  # noqa: ANN001
+    """Read a new game's first state, then play its first legal move `moves` times, each with
+    its number as `id`: every move is acknowledged, then answered with the next version's
+    state naming it. Returns the last state."""
+    state = recv(sock)
+    assert state["t"] == "state" and state["v"] == 0
+    for i in range(moves):
+        move = state["d"]["legal_moves"][0]
+        sock.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"], "id": i}}))
+        assert recv(sock) == {"t": "ack", "d": {"id": i}}
+        state = recv(sock)
+        assert state["t"] == "state" and state["v"] == i + 1
+        assert state["d"]["last_move"] == move
+    return state

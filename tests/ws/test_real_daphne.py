@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from tests.live_server import Daphne, migrate, recv, register, server_env, ws
+from tests.live_server import (
+    Daphne,
+    migrate,
+    play_first_moves,
+    recv,
+    register,
+    server_env,
+    ws,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,14 +51,7 @@ def test_play_a_game_over_a_real_socket(server):  # noqa: ANN001
     status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 11}, token)
     assert status == 201
     with ws(server, f"/ws/games/{game['id']}", token) as sock:
-        state = recv(sock)
-        assert state["t"] == "state" and state["v"] == 0
-        for i in range(5):
-            move = state["d"]["legal_moves"][0]
-            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"], "id": i}}))
-            assert recv(sock) == {"t": "ack", "d": {"id": i}}
-            state = recv(sock)
-            assert state["v"] == i + 1 and state["d"]["last_move"] == move
+        play_first_moves(sock, 5)
         sock.send("{broken")
         assert recv(sock)["d"]["code"] == "bad_message"
         sock.send(json.dumps({"t": "ping"}))
@@ -68,11 +69,7 @@ def test_a_worker_on_asyncios_own_loop_plays_the_same(shared_env, tmp_path):  # 
         status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 12}, token)
         assert status == 201
         with ws(server, f"/ws/games/{game['id']}", token) as sock:
-            state = recv(sock)
-            move = state["d"]["legal_moves"][0]
-            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": 0, "id": "a"}}))
-            assert recv(sock) == {"t": "ack", "d": {"id": "a"}}
-            assert recv(sock)["d"]["last_move"] == move
+            play_first_moves(sock, 2)
     finally:
         server.stop()
 

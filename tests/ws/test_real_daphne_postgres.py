@@ -10,7 +10,7 @@ import os
 import pytest
 from django.db import connection
 
-from tests.live_server import Daphne, recv, register, server_env, ws
+from tests.live_server import Daphne, play_first_moves, recv, register, server_env, ws
 
 pytestmark = [
     pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="DATABASE_URL not set"),
@@ -36,15 +36,8 @@ def test_play_over_a_real_socket_on_postgresql(tmp_path):  # noqa: ANN001
         status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 7}, token)
         assert status == 201, game
         with ws(server, f"/ws/games/{game['id']}", token) as sock:
-            state = recv(sock)
-            for i in range(5):
-                move = state["d"]["legal_moves"][0]
-                sock.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"], "id": i}}))
-                assert recv(sock) == {"t": "ack", "d": {"id": i}}
-                state = recv(sock)
-                assert state["t"] == "state" and state["v"] == i + 1
-                assert state["d"]["last_move"] == move
-            stale = {"t": "move", "d": {"move": move, "v": 0, "id": "old"}}
+            state = play_first_moves(sock, 5)
+            stale = {"t": "move", "d": {"move": state["d"]["last_move"], "v": 0, "id": "old"}}
             sock.send(json.dumps(stale))
             error = recv(sock)
             assert error["d"]["code"] == "stale_version" and error["d"]["v"] == 5
