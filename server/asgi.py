@@ -9,13 +9,16 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 
+from django.conf import settings  # noqa: E402
+
 import server.request_connections  # noqa: E402, F401  (connects its request_finished receiver)
+from server.http_limit import ConcurrencyLimit  # noqa: E402
 from server.routing import websocket_urlpatterns  # noqa: E402
 from server.ws_auth import websocket_stack  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": ConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY),
         "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
     }
 )

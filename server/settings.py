@@ -24,8 +24,8 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 def env_count(name: str, default: int) -> int:
-    """A count of threads, writers, batches or moves per batch: at least one, or moves would
-    wait for a writer or a batch that never comes."""
+    """A count of threads, writers, batches, moves per batch or request slots: at least one, or
+    moves (requests) would wait for a writer (a slot) that never comes."""
     raw = os.environ.get(name) or str(default)
     try:
         value = int(raw)
@@ -221,6 +221,9 @@ MAX_WS_FRAME_BYTES = 64 * 1024
 WS_RATE_PER_SECOND = float(os.environ.get("WS_RATE_PER_SECOND", "30"))
 WS_RATE_BURST = float(os.environ.get("WS_RATE_BURST", "60"))
 WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
+# HTTP requests in progress at once per process (each holds a thread and a database
+# connection); the others wait for a slot (server.http_limit).
+HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)
 # Threads (and so PostgreSQL connections per process) for socket reads and writes.
 GAME_DB_THREADS = env_count("GAME_DB_THREADS", 16)
 # Socket moves are written in batches (group commit, games.move_batcher): at most this many

@@ -256,7 +256,14 @@ def test_a_count_under_one_is_refused_by_name(monkeypatch, raw):  # noqa: ANN001
 
 
 @pytest.mark.parametrize(
-    "name", ["GAME_LOOP_BATCHES", "GAME_BATCH_WRITERS", "GAME_MOVE_BATCH", "GAME_DB_THREADS"]
+    "name",
+    [
+        "GAME_LOOP_BATCHES",
+        "GAME_BATCH_WRITERS",
+        "GAME_MOVE_BATCH",
+        "GAME_DB_THREADS",
+        "HTTP_CONCURRENCY",
+    ],
 )
 def test_the_server_refuses_to_start_with_a_count_of_zero(name):  # noqa: ANN001
     run = subprocess.run(
