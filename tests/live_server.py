@@ -38,6 +38,19 @@ def server_env(sqlite_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    """`python -c code` in the project folder, in a fresh interpreter that sees only PATH and
+    `env`: what the server does at import or start with a setting, with none of this process's
+    environment (DATABASE_URL, a test's settings) leaking in."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+    )
+
+
 def migrate(env: dict[str, str]) -> None:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 
 import orjson
 import pytest
@@ -19,7 +17,7 @@ from games.services import MoveRequest
 from server.errors import AppError
 from server.settings import env_count
 from tests.batches import EXPECTED, kinds, legal, mixed_batch
-from tests.live_server import ROOT
+from tests.live_server import run_python
 
 
 @pytest.mark.django_db
@@ -266,13 +264,7 @@ def test_a_count_under_one_is_refused_by_name(monkeypatch, raw):  # noqa: ANN001
     ],
 )
 def test_the_server_refuses_to_start_with_a_count_of_zero(name):  # noqa: ANN001
-    run = subprocess.run(
-        [sys.executable, "-c", "import server.settings"],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", name: "0"},
-        capture_output=True,
-        text=True,
-    )
+    run = run_python("import server.settings", **{name: "0"})
     assert run.returncode == 1 and f"{name} must be a whole number of at least 1" in run.stderr
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 
 import pytest
@@ -15,7 +14,7 @@ from twisted.internet.protocol import Factory, Protocol
 from server.reactor import SoonWriteReactor
 from server.serve import daphne_args
 from server.worker import new_event_loop
-from tests.live_server import ROOT
+from tests.live_server import run_python
 
 # The reactor runs on either loop a worker may pick (server.worker.new_event_loop).
 LOOPS = pytest.mark.parametrize("loop_name", ["uvloop", "asyncio"])
@@ -117,13 +116,7 @@ def test_workers_run_daphne_on_this_reactor(extra: list[str]):
 
 def _in_a_worker(code: str, **env: str) -> subprocess.CompletedProcess:
     """Run `code` with server.worker imported as `w`, in a fresh interpreter with only `env`."""
-    return subprocess.run(
-        [sys.executable, "-c", f"import server.worker as w; {code}"],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", **env},
-        capture_output=True,
-        text=True,
-    )
+    return run_python(f"import server.worker as w; {code}", **env)
 
 
 @pytest.mark.parametrize(("setting", "seconds"), [(None, 0.005), ("1", 0.001)])
