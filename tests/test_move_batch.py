@@ -6,7 +6,6 @@ import asyncio
 
 import orjson
 import pytest
-from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import DatabaseError, transaction
 
@@ -15,9 +14,7 @@ from games.models import Game, Move
 from games.move_batcher import MoveBatcher, write_batch
 from games.services import MoveRequest
 from server.errors import AppError
-from server.settings import env_count
 from tests.batches import EXPECTED, kinds, legal, mixed_batch
-from tests.live_server import run_python
 
 
 @pytest.mark.django_db
@@ -243,33 +240,3 @@ async def test_with_one_writer_batches_take_every_waiting_move_in_order():
     assert [r.game_id for r, _ in batcher._take()] == [1, 1, 2]
     assert [r.game_id for r, _ in batcher._take()] == [3, 4]
     assert batcher._take() == []
-
-
-@pytest.mark.parametrize("raw", ["0", "-1", "two"])
-def test_a_count_under_one_is_refused_by_name(monkeypatch, raw):  # noqa: ANN001
-    """With no writer (or room for no move in a batch) a move would wait forever."""
-    monkeypatch.setenv("GAME_LOOP_BATCHES", raw)
-    with pytest.raises(ImproperlyConfigured, match="GAME_LOOP_BATCHES must be a whole number"):
-        env_count("GAME_LOOP_BATCHES", 2)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "GAME_LOOP_BATCHES",
-        "GAME_BATCH_WRITERS",
-        "GAME_MOVE_BATCH",
-        "GAME_DB_THREADS",
-        "HTTP_CONCURRENCY",
-    ],
-)
-def test_the_server_refuses_to_start_with_a_count_of_zero(name):  # noqa: ANN001
-    run = run_python("import server.settings", **{name: "0"})
-    assert run.returncode == 1 and f"{name} must be a whole number of at least 1" in run.stderr
-
-
-def test_a_batch_count_is_read_or_defaults(monkeypatch):  # noqa: ANN001
-    monkeypatch.delenv("GAME_LOOP_BATCHES", raising=False)
-    assert env_count("GAME_LOOP_BATCHES", 2) == 2
-    monkeypatch.setenv("GAME_LOOP_BATCHES", "3")
-    assert env_count("GAME_LOOP_BATCHES", 2) == 3
