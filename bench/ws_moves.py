@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -56,6 +57,11 @@ BACKENDS = ("sqlite", "postgres", "postgres-redis")
 
 
 def start_server(backend: str, workdir: Path, workers: int = 1) -> Daphne:
+    return Daphne(bench_env(backend, workdir), workdir / f"daphne-{backend}.log", workers=workers)
+
+
+def bench_env(backend: str, workdir: Path) -> dict[str, str]:
+    """The server's environment for `backend`, on a new, migrated database."""
     extra = {
         "WS_RATE_PER_SECOND": "100000",
         "WS_RATE_BURST": "100000",
@@ -79,7 +85,7 @@ def start_server(backend: str, workdir: Path, workers: int = 1) -> Daphne:
 
         redis.Redis.from_url(env["REDIS_URL"]).flushdb()  # no groups left from an earlier run
     migrate(env)
-    return Daphne(env, workdir / f"daphne-{backend}.log", workers=workers)
+    return env
 
 
 def server_cpu_seconds(server: Daphne) -> float:
@@ -165,6 +171,9 @@ class StartLine:
     connects; the README's tables say which way each was measured.
     """
 
+    limit = float("inf")  # messages per client; bench/ws_instructions.py counts instead
+    open_timeout = 10.0  # seconds for a socket's handshake (websockets' default)
+
     def __init__(self, server: Daphne, n: int, seconds: float) -> None:
         self.server, self.n, self.seconds = server, n, seconds
         self.arrived = 0
@@ -182,6 +191,9 @@ class StartLine:
         await self.go.wait()
         return self.until
 
+    async def finish(self) -> None:
+        """A client is done, its socket still open (closing it is not part of the window)."""
+
 
 async def play_client(
     server: Daphne,
@@ -194,11 +206,14 @@ async def play_client(
     headers = {"Authorization": f"Token {token}"}
     done = 0
     async with connect(
-        f"{server.ws}/ws/games/{game_id}", additional_headers=headers, max_size=2**20
+        f"{server.ws}/ws/games/{game_id}",
+        additional_headers=headers,
+        max_size=2**20,
+        open_timeout=start.open_timeout,
     ) as ws:
         state = orjson.loads(await ws.recv(decode=False))
         until = await start.wait()
-        while time.perf_counter() < until:
+        while time.perf_counter() < until and done < start.limit:
             moves = state["d"]["legal_moves"]
             if state["d"]["status"] != "playing" or not moves:
                 break
@@ -214,6 +229,7 @@ async def play_client(
             latencies.append(time.perf_counter() - sent)
             state = reply
             done += 1
+        await start.finish()
     return done
 
 
@@ -222,14 +238,17 @@ async def echo_client(
 ) -> int:
     headers = {"Authorization": f"Token {token}"}
     done = 0
-    async with connect(f"{server.ws}/ws/echo", additional_headers=headers) as ws:
+    async with connect(
+        f"{server.ws}/ws/echo", additional_headers=headers, open_timeout=start.open_timeout
+    ) as ws:
         until = await start.wait()
-        while time.perf_counter() < until:
+        while time.perf_counter() < until and done < start.limit:
             sent = time.perf_counter()
             await ws.send(payload)
             await ws.recv()
             latencies.append(time.perf_counter() - sent)
             done += 1
+        await start.finish()
     return done
 
 
@@ -248,10 +267,15 @@ class Window:
 
 
 async def run_moves(
-    server: Daphne, tokens: list[str], seconds: float, first_deal: int, latencies: list[float]
+    server: Daphne,
+    tokens: list[str],
+    seconds: float,
+    first_deal: int,
+    latencies: list[float],
+    line: Callable[[Daphne, int, float], StartLine] = StartLine,
 ) -> Window:
     games = await new_games(server, tokens, first_deal)
-    start = StartLine(server, len(tokens), seconds)
+    start = line(server, len(tokens), seconds)
     counts = await asyncio.gather(
         *(
             play_client(server, tok, gid, start, latencies, random.Random(first_deal + i))
@@ -268,9 +292,13 @@ ECHO_PAYLOAD = json.dumps(
 
 
 async def run_echo(
-    server: Daphne, tokens: list[str], seconds: float, latencies: list[float]
+    server: Daphne,
+    tokens: list[str],
+    seconds: float,
+    latencies: list[float],
+    line: Callable[[Daphne, int, float], StartLine] = StartLine,
 ) -> Window:
-    start = StartLine(server, len(tokens), seconds)
+    start = line(server, len(tokens), seconds)
     counts = await asyncio.gather(
         *(echo_client(server, tok, start, latencies, ECHO_PAYLOAD) for tok in tokens)
     )

@@ -1,0 +1,202 @@
+"""Instructions per WebSocket message in the daphne worker, echo against moves, by callgrind.
+
+    python bench/ws_instructions.py [--clients 100] [--messages 30] [--rounds 2]
+                                    [--backend postgres] [--batch 20]
+
+Why: bench/ws_moves.py measures the rates the target is about, but on this machine the same
+code's rates vary about twofold from one window to the next, so a change of a few percent on
+the move path drowns in the noise unless it is alternated over many rounds. An instruction count
+does not vary like that: callgrind counts every instruction the worker executes, and two windows
+of the same code agree within about 1 %. So this shows what a change to the move path does to
+the worker's own work per message, and the ratio of an echo's work to a move's, the ceiling of
+moves/echo while the worker is what limits both. What it cannot show: time spent waiting for a
+core, cache misses, and the CPU of the database and of the clients; the rates remain
+bench/ws_moves.py's.
+
+How: users sign up on a server run normally (a password hash under valgrind takes many seconds),
+which is then stopped; one worker is started as server.serve starts it (`python -m
+server.worker`), under `valgrind --tool=callgrind`. Each window opens N sockets (echo, or one new
+game each) and zeroes the worker's counters once all are open; each client sends --messages
+messages, each after the reply to the one before (moves are random legal ones, as in
+bench/ws_moves.py); when every client is done, before any socket closes, the counters are read.
+
+Batches: under callgrind the worker runs some 50 times slower than its clients, so every client
+always has a move waiting, and batches would fill up to GAME_MOVE_BATCH (128 moves). A batch's
+fixed cost is shared by its moves, so --batch (default 20) caps them at about their size at full
+speed with 100 clients (21 moves when measured in session 13).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ws_moves import StartLine, bench_env, make_users, run_echo, run_moves  # noqa: E402
+
+from server.serve import APPLICATION  # noqa: E402
+from tests.live_server import ROOT, Daphne, free_port  # noqa: E402
+
+TOOLS = ("valgrind", "callgrind_control")
+
+
+class CallgrindWorker(Daphne):
+    """One daphne worker under callgrind; `counted()` reads what it executed since `zero()`."""
+
+    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+        self.port = free_port()
+        self.log = workdir / "daphne-callgrind.log"
+        self.out = workdir / "callgrind.out"
+        self.dumps = 0
+        self.last = 0  # what the last `counted()` read
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={self.out}",
+            "--dump-instr=no",
+            sys.executable,
+            "-m",
+            "server.worker",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            # A socket's connect (its token check, its first state) takes seconds under
+            # callgrind while a hundred others open; daphne's default gives up after 5.
+            "--websocket_connect_timeout",
+            "900",
+            APPLICATION,
+        ]
+        self.proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log.open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, as Daphne's: stop() reaches it
+        )
+        self.wait_ready(timeout=600)
+
+    def _control(self, *args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(self.proc.pid)], check=True)
+
+    def zero(self) -> None:
+        self._control("--zero")
+
+    def counted(self) -> int:
+        """Instructions executed since the last `zero()` (a dump of the counters, read back)."""
+        self._control("--dump")
+        self.dumps += 1
+        text = Path(f"{self.out}.{self.dumps}").read_text()
+        found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
+        if found is None:
+            raise RuntimeError(f"no instruction total in callgrind dump {self.dumps}")
+        self.last = int(found.group(1))
+        return self.last
+
+
+class CountedLine(StartLine):
+    """A window of `limit` messages per client, bracketed by the worker's counters: zeroed when
+    every socket is open, read when every client is done, before any socket closes."""
+
+    open_timeout = 900.0
+
+    def __init__(
+        self, server: Daphne, n: int, seconds: float, worker: CallgrindWorker, messages: int
+    ) -> None:
+        super().__init__(server, n, seconds)
+        self.worker, self.limit = worker, messages
+        self.finished = 0
+        self.closing = asyncio.Event()
+
+    async def wait(self) -> float:
+        if self.arrived + 1 == self.n:
+            self.worker.zero()
+        return await super().wait()
+
+    async def finish(self) -> None:
+        self.finished += 1
+        if self.finished == self.n:
+            self.worker.counted()
+            self.closing.set()
+        await self.closing.wait()
+
+
+async def measure(
+    worker: CallgrindWorker,
+    echo_tokens: list[str],
+    move_tokens: list[str],
+    messages: int,
+    first_deal: int,
+) -> tuple[float, float]:
+    """One round: thousands of instructions per echo, then per move."""
+    line = functools.partial(CountedLine, worker=worker, messages=messages)
+    echo = await run_echo(worker, echo_tokens, 3600.0, [], line=line)
+    echo_ir = worker.last / echo.count / 1000
+    moves = await run_moves(worker, move_tokens, 3600.0, first_deal, [], line=line)
+    return echo_ir, worker.last / moves.count / 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--messages", type=int, default=30, help="per client and window")
+    parser.add_argument("--rounds", type=int, default=2, help="echo and moves windows, in turn")
+    parser.add_argument("--backend", default="postgres", choices=("postgres", "sqlite"))
+    parser.add_argument("--batch", type=int, default=20, help="GAME_MOVE_BATCH for the worker")
+    args = parser.parse_args()
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(f"needs {' and '.join(missing)} (Debian: apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        env = bench_env(args.backend, workdir)
+        env["GAME_MOVE_BATCH"] = str(args.batch)
+        signup = Daphne(env, workdir / "daphne-signup.log")
+        try:
+            echo_tokens = asyncio.run(make_users(signup, args.clients, "e"))
+            move_tokens = asyncio.run(make_users(signup, args.clients, "m"))
+        finally:
+            signup.stop()
+        worker = CallgrindWorker(env, workdir)
+        rounds = []
+        try:
+            for r in range(args.rounds):
+                echo, moves = asyncio.run(
+                    measure(worker, echo_tokens, move_tokens, args.messages, 1000 + r * 1000)
+                )
+                rounds.append((echo, moves))
+                print(
+                    f"  round {r + 1}: {echo:.1f} / {moves:.1f} kIr per echo / move",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            worker.stop()
+    print()
+    print(
+        f"Instructions the daphne worker executed per message (thousands, callgrind), "
+        f"{args.backend}, {args.clients} clients × {args.messages} messages per window, "
+        f"batches of at most {args.batch} moves"
+    )
+    print("| round | kIr per echo | kIr per move | echo / move |")
+    print("|---|---|---|---|")
+    for r, (echo, moves) in enumerate(rounds, 1):
+        print(f"| {r} | {echo:.1f} | {moves:.1f} | {echo / moves:.1%} |")
+    echo = statistics.median(e for e, _ in rounds)
+    moves = statistics.median(m for _, m in rounds)
+    print(f"| median | {echo:.1f} | {moves:.1f} | {echo / moves:.1%} |")
+
+
+if __name__ == "__main__":
+    main()
