@@ -37,7 +37,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,23 +52,19 @@ from tests.live_server import ROOT, Daphne, free_port  # noqa: E402
 TOOLS = ("valgrind", "callgrind_control")
 
 
-class CallgrindWorker(Daphne):
-    """One daphne worker under callgrind; `counted()` reads what it executed since `zero()`."""
+class CountedWorker(Daphne):
+    """One daphne worker, started as server.serve starts it (`python -m server.worker`), behind
+    a counting tool (`prefix`): `zero()` starts a window's count, `counted()` ends it, keeps
+    what it read in `last` and returns it."""
 
-    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+    def __init__(
+        self, env: dict[str, str], log: Path, prefix: list[str], ready_timeout: float
+    ) -> None:
         self.port = free_port()
-        self.log = workdir / "daphne-callgrind.log"
-        self.out = workdir / "callgrind.out"
-        self.dumps = 0
-        self.last = 0  # what the last `counted()` read
+        self.log = log
+        self.last: Any = None
         command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={self.out}",
-            "--dump-instr=no",
-            sys.executable,
-            "-m",
-            "server.worker",
+            *prefix,
             "-b",
             "127.0.0.1",
             "-p",
@@ -85,10 +83,36 @@ class CallgrindWorker(Daphne):
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, as Daphne's: stop() reaches it
         )
-        self.wait_ready(timeout=600)
+        self.wait_ready(timeout=ready_timeout)
+
+    def zero(self) -> None:
+        raise NotImplementedError
+
+    def counted(self) -> Any:
+        raise NotImplementedError
+
+
+class CallgrindWorker(CountedWorker):
+    """The worker under callgrind; `counted()` reads the instructions executed since `zero()`."""
+
+    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+        self.out = workdir / "callgrind.out"
+        self.dumps = 0
+        prefix = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={self.out}",
+            "--dump-instr=no",
+            sys.executable,
+            "-m",
+            "server.worker",
+        ]
+        super().__init__(env, workdir / "daphne-callgrind.log", prefix, ready_timeout=600)
 
     def _control(self, *args: str) -> None:
-        subprocess.run(["callgrind_control", *args, str(self.proc.pid)], check=True)
+        subprocess.run(
+            ["callgrind_control", *args, str(self.proc.pid)], check=True, stdout=subprocess.DEVNULL
+        )
 
     def zero(self) -> None:
         self._control("--zero")
@@ -112,7 +136,7 @@ class CountedLine(StartLine):
     open_timeout = 900.0
 
     def __init__(
-        self, server: Daphne, n: int, seconds: float, worker: CallgrindWorker, messages: int
+        self, server: Daphne, n: int, seconds: float, worker: CountedWorker, messages: int
     ) -> None:
         super().__init__(server, n, seconds)
         self.worker, self.limit = worker, messages
@@ -133,31 +157,39 @@ class CountedLine(StartLine):
 
 
 async def measure(
-    worker: CallgrindWorker,
+    worker: CountedWorker,
     echo_tokens: list[str],
     move_tokens: list[str],
     messages: int,
     first_deal: int,
-) -> tuple[float, float]:
-    """One round: thousands of instructions per echo, then per move."""
+) -> tuple[tuple[int, Any], tuple[int, Any]]:
+    """One round, echo then moves: each window's messages and the worker's reading for it."""
     line = functools.partial(CountedLine, worker=worker, messages=messages)
     echo = await run_echo(worker, echo_tokens, 3600.0, [], line=line)
-    echo_ir = worker.last / echo.count / 1000
+    echo_reading = worker.last
     moves = await run_moves(worker, move_tokens, 3600.0, first_deal, [], line=line)
-    return echo_ir, worker.last / moves.count / 1000
+    return (echo.count, echo_reading), (moves.count, worker.last)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def window_arguments(description: str, rounds: int) -> argparse.ArgumentParser:
+    """The options every counted bench takes: the target cell's clients and its windows."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--messages", type=int, default=30, help="per client and window")
-    parser.add_argument("--rounds", type=int, default=2, help="echo and moves windows, in turn")
+    parser.add_argument("--rounds", type=int, default=rounds, help="echo and moves windows")
     parser.add_argument("--backend", default="postgres", choices=("postgres", "sqlite"))
     parser.add_argument("--batch", type=int, default=20, help="GAME_MOVE_BATCH for the worker")
-    args = parser.parse_args()
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        raise SystemExit(f"needs {' and '.join(missing)} (Debian: apt-get install valgrind)")
+    return parser
+
+
+Round = tuple[tuple[int, Any], tuple[int, Any]]
+
+
+def run_rounds(
+    args: argparse.Namespace, start: Callable[[dict[str, str], Path], CountedWorker]
+) -> list[Round]:
+    """Sign the users up on a server run normally (a password hash under valgrind takes many
+    seconds), stop it, start the counted worker on the same database, and run the rounds."""
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         env = bench_env(args.backend, workdir)
@@ -168,21 +200,30 @@ def main() -> None:
             move_tokens = asyncio.run(make_users(signup, args.clients, "m"))
         finally:
             signup.stop()
-        worker = CallgrindWorker(env, workdir)
+        worker = start(env, workdir)
         rounds = []
         try:
             for r in range(args.rounds):
-                echo, moves = asyncio.run(
-                    measure(worker, echo_tokens, move_tokens, args.messages, 1000 + r * 1000)
+                rounds.append(
+                    asyncio.run(
+                        measure(worker, echo_tokens, move_tokens, args.messages, 1000 + r * 1000)
+                    )
                 )
-                rounds.append((echo, moves))
-                print(
-                    f"  round {r + 1}: {echo:.1f} / {moves:.1f} kIr per echo / move",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                print(f"  round {r + 1} done", file=sys.stderr, flush=True)
         finally:
             worker.stop()
+    return rounds
+
+
+def main() -> None:
+    args = window_arguments(__doc__.split("\n\n")[0], rounds=2).parse_args()
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(f"needs {' and '.join(missing)} (Debian: apt-get install valgrind)")
+    rounds = [
+        (echo_ir / echoes / 1000, moves_ir / moves / 1000)
+        for (echoes, echo_ir), (moves, moves_ir) in run_rounds(args, CallgrindWorker)
+    ]
     print()
     print(
         f"Instructions the daphne worker executed per message (thousands, callgrind), "
