@@ -102,8 +102,9 @@ def per_message(stats: dict[tuple, Entry], messages: int) -> dict[tuple, tuple[f
 def by_package(calls: dict[tuple, tuple[float, float]]) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
     for function, (n, us) in calls.items():
-        total_n, total_us = out.get(package(function), (0.0, 0.0))
-        out[package(function)] = (total_n + n, total_us + us)
+        name = package(function)
+        total_n, total_us = out.get(name, (0.0, 0.0))
+        out[name] = (total_n + n, total_us + us)
     return out
 
 

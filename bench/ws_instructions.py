@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ws_moves import StartLine, bench_env, make_users, run_echo, run_moves  # noqa: E402
 
 from server.serve import APPLICATION  # noqa: E402
-from tests.live_server import ROOT, Daphne, free_port  # noqa: E402
+from tests.live_server import Daphne  # noqa: E402
 
 TOOLS = ("valgrind", "callgrind_control")
 
@@ -60,30 +60,15 @@ class CountedWorker(Daphne):
     def __init__(
         self, env: dict[str, str], log: Path, prefix: list[str], ready_timeout: float
     ) -> None:
-        self.port = free_port()
-        self.log = log
         self.last: Any = None
-        command = [
-            *prefix,
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(self.port),
+
+        def command(port: int) -> list[str]:
             # A socket's connect (its token check, its first state) takes seconds under
             # callgrind while a hundred others open; daphne's default gives up after 5.
-            "--websocket_connect_timeout",
-            "900",
-            APPLICATION,
-        ]
-        self.proc = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=env,
-            stdout=self.log.open("wb"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, as Daphne's: stop() reaches it
-        )
-        self.wait_ready(timeout=ready_timeout)
+            address = ["-b", "127.0.0.1", "-p", str(port)]
+            return [*prefix, *address, "--websocket_connect_timeout", "900", APPLICATION]
+
+        super().__init__(env, log, command=command, ready_timeout=ready_timeout)
 
     def zero(self) -> None:
         raise NotImplementedError
@@ -156,13 +141,17 @@ class CountedLine(StartLine):
         await self.closing.wait()
 
 
+# One round: the echo window's messages and reading, then the moves window's.
+Round = tuple[tuple[int, Any], tuple[int, Any]]
+
+
 async def measure(
     worker: CountedWorker,
     echo_tokens: list[str],
     move_tokens: list[str],
     messages: int,
     first_deal: int,
-) -> tuple[tuple[int, Any], tuple[int, Any]]:
+) -> Round:
     """One round, echo then moves: each window's messages and the worker's reading for it."""
     line = functools.partial(CountedLine, worker=worker, messages=messages)
     echo = await run_echo(worker, echo_tokens, 3600.0, [], line=line)
@@ -180,9 +169,6 @@ def window_arguments(description: str, rounds: int) -> argparse.ArgumentParser:
     parser.add_argument("--backend", default="postgres", choices=("postgres", "sqlite"))
     parser.add_argument("--batch", type=int, default=20, help="GAME_MOVE_BATCH for the worker")
     return parser
-
-
-Round = tuple[tuple[int, Any], tuple[int, Any]]
 
 
 def run_rounds(

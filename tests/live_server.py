@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from websockets.sync.client import connect
@@ -76,18 +77,27 @@ def daphne_command(port: int, workers: int = 1) -> list[str]:
 
 
 class Daphne:
-    def __init__(self, env: dict[str, str], log: Path, workers: int = 1) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        log: Path,
+        workers: int = 1,
+        command: Callable[[int], list[str]] | None = None,
+        ready_timeout: float = 30,
+    ) -> None:
+        """Start the server as `make run` does, or as `command(port)` says (the benches' counted
+        workers), and wait until it answers."""
         self.port = free_port()
         self.log = log
         self.proc = subprocess.Popen(
-            daphne_command(self.port, workers),
+            command(self.port) if command else daphne_command(self.port, workers),
             cwd=ROOT,
             env=env,
             stdout=log.open("wb"),
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stop() reaches every worker
         )
-        self.wait_ready()
+        self.wait_ready(ready_timeout)
 
     @property
     def http(self) -> str:
