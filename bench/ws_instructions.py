@@ -1,7 +1,7 @@
 """Instructions per WebSocket message in the daphne worker, echo against moves, by callgrind.
 
     python bench/ws_instructions.py [--clients 100] [--messages 30] [--rounds 2]
-                                    [--backend postgres] [--batch 20]
+                                    [--backend postgres] [--batch 20] [--cache-sim]
 
 Why: bench/ws_moves.py measures the rates the target is about, but on this machine the same
 code's rates vary about twofold from one window to the next, so a change of a few percent on
@@ -10,8 +10,8 @@ does not vary like that: callgrind counts every instruction the worker executes,
 of the same code agree within about 1 %. So this shows what a change to the move path does to
 the worker's own work per message, and the ratio of an echo's work to a move's, the ceiling of
 moves/echo while the worker is what limits both. What it cannot show: time spent waiting for a
-core, cache misses, and the CPU of the database and of the clients; the rates remain
-bench/ws_moves.py's.
+core, what other processes do to the worker's caches, and the CPU of the database and of the
+clients; the rates remain bench/ws_moves.py's.
 
 How: users sign up on a server run normally (a password hash under valgrind takes many seconds),
 which is then stopped; one worker is started as server.serve starts it (`python -m
@@ -24,6 +24,12 @@ Batches: under callgrind the worker runs some 50 times slower than its clients, 
 always has a move waiting, and batches would fill up to GAME_MOVE_BATCH (128 moves). A batch's
 fixed cost is shared by its moves, so --batch (default 20) caps them at about their size at full
 speed with 100 clients (21 moves when measured in session 13).
+
+--cache-sim adds callgrind's cache simulation (about twice as slow) and a second table: the
+first-level instruction and data cache misses per thousand instructions, echo against move.
+The simulated caches are the worker's alone, so this shows whether the move path's own code
+misses the caches more than the echo's, not what the database and the clients, sharing the
+cores and caches under load, do to it.
 """
 
 from __future__ import annotations
@@ -78,9 +84,10 @@ class CountedWorker(Daphne):
 
 
 class CallgrindWorker(CountedWorker):
-    """The worker under callgrind; `counted()` reads the instructions executed since `zero()`."""
+    """The worker under callgrind; `counted()` reads the instructions executed since `zero()`,
+    and keeps every event callgrind counted (with `cache_sim`, the cache misses) in `last`."""
 
-    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+    def __init__(self, env: dict[str, str], workdir: Path, cache_sim: bool = False) -> None:
         self.out = workdir / "callgrind.out"
         self.dumps = 0
         prefix = [
@@ -88,6 +95,7 @@ class CallgrindWorker(CountedWorker):
             "--tool=callgrind",
             f"--callgrind-out-file={self.out}",
             "--dump-instr=no",
+            *(["--cache-sim=yes"] if cache_sim else []),
             sys.executable,
             "-m",
             "server.worker",
@@ -107,11 +115,13 @@ class CallgrindWorker(CountedWorker):
         self._control("--dump")
         self.dumps += 1
         text = Path(f"{self.out}.{self.dumps}").read_text()
-        found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
-        if found is None:
-            raise RuntimeError(f"no instruction total in callgrind dump {self.dumps}")
-        self.last = int(found.group(1))
-        return self.last
+        events = re.search(r"^events: (.+)$", text, re.MULTILINE)
+        totals = re.search(r"^(?:summary|totals): (.+)$", text, re.MULTILINE)
+        if events is None or totals is None:
+            raise RuntimeError(f"no totals in callgrind dump {self.dumps}")
+        names, counts = events.group(1).split(), [int(n) for n in totals.group(1).split()]
+        self.last = dict(zip(names, counts, strict=False))  # events a dump leaves out: zero
+        return self.last["Ir"]
 
 
 class CountedLine(StartLine):
@@ -171,6 +181,15 @@ def window_arguments(description: str, rounds: int) -> argparse.ArgumentParser:
     return parser
 
 
+def misses_per_kir(reading: dict[str, int]) -> tuple[float, float, float]:
+    """First-level instruction and data cache misses, and last-level misses, per thousand
+    instructions."""
+    kir = reading["Ir"] / 1000
+    first_data = reading.get("D1mr", 0) + reading.get("D1mw", 0)
+    last_level = sum(reading.get(k, 0) for k in ("ILmr", "DLmr", "DLmw"))
+    return reading.get("I1mr", 0) / kir, first_data / kir, last_level / kir
+
+
 def run_rounds(
     args: argparse.Namespace, start: Callable[[dict[str, str], Path], CountedWorker]
 ) -> list[Round]:
@@ -202,13 +221,16 @@ def run_rounds(
 
 
 def main() -> None:
-    args = window_arguments(__doc__.split("\n\n")[0], rounds=2).parse_args()
+    parser = window_arguments(__doc__.split("\n\n")[0], rounds=2)
+    parser.add_argument("--cache-sim", action="store_true", help="count cache misses too")
+    args = parser.parse_args()
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:
         raise SystemExit(f"needs {' and '.join(missing)} (Debian: apt-get install valgrind)")
+    readings = run_rounds(args, functools.partial(CallgrindWorker, cache_sim=args.cache_sim))
     rounds = [
-        (echo_ir / echoes / 1000, moves_ir / moves / 1000)
-        for (echoes, echo_ir), (moves, moves_ir) in run_rounds(args, CallgrindWorker)
+        (echo_events["Ir"] / echoes / 1000, move_events["Ir"] / moves / 1000)
+        for (echoes, echo_events), (moves, move_events) in readings
     ]
     print()
     print(
@@ -223,6 +245,15 @@ def main() -> None:
     echo = statistics.median(e for e, _ in rounds)
     moves = statistics.median(m for _, m in rounds)
     print(f"| median | {echo:.1f} | {moves:.1f} | {echo / moves:.1%} |")
+    if args.cache_sim:
+        print()
+        print("Simulated cache misses per thousand instructions (the worker's alone)")
+        print("| round | window | I1 misses | D1 misses | last-level misses |")
+        print("|---|---|---|---|---|")
+        for r, ((_, echo_events), (_, move_events)) in enumerate(readings, 1):
+            for window, reading in (("echo", echo_events), ("move", move_events)):
+                i1, d1, ll = misses_per_kir(reading)
+                print(f"| {r} | {window} | {i1:.1f} | {d1:.1f} | {ll:.3f} |")
 
 
 if __name__ == "__main__":
