@@ -49,9 +49,12 @@ WS_CODE_MAP = {"invalid": "bad_message", "not_found": "forbidden"}
 class RateLimiter:
     """Token bucket per socket, plus a count of refusals that marks a client as abusive.
 
-    A burst of a few dozen frames is fine (a fast player, a reconnect sync); a client that keeps
-    sending past the limit gets `rate_limited` errors, and after `abuse_limit` refusals within
-    `abuse_window` seconds the socket is closed with 4429.
+    Only pipelined frames are charged (sent before the socket's earlier frames were answered;
+    LeanWebsocketConsumer.pipelined): a client that waits for each answer cannot flood the
+    server, however fast it plays, and a bot replaying a 150-move line must not be refused
+    halfway. A burst of a few dozen pipelined frames is fine (moves queued by a fast player, a
+    reconnect sync); a client that keeps sending past the limit gets `rate_limited` errors, and
+    after `abuse_limit` refusals within `abuse_window` seconds the socket is closed with 4429.
     """
 
     def __init__(self) -> None:
@@ -138,7 +141,7 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.closing or not hasattr(self, "limiter"):
             return  # closed at connect, or since (4429): frames still queued are dropped
-        if not self.limiter.allow():
+        if self.pipelined() and not self.limiter.allow():
             if self.limiter.abusive:
                 await self.close(code=CLOSE_RATE_LIMITED)
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 from autobahn.exception import Disconnected
@@ -30,10 +31,16 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
     """
 
     closing = False
+    # The queue the server fills with this socket's frames, where it exposes one (daphne's
+    # `receive` is an asyncio.Queue's get, as is Channels' test communicator's); see `pipelined`.
+    inbound: asyncio.Queue | None = None
 
     async def __call__(self, scope: dict, receive, send) -> None:  # noqa: ANN001
         """As channels' own, plus a third source of messages where the layer offers one: the
         inbox that group sends from this process fill directly (server.channel_layer)."""
+        queue = getattr(receive, "__self__", None)
+        if isinstance(queue, asyncio.Queue):
+            self.inbound = queue
         layer = get_channel_layer(self.channel_layer_alias)
         if not hasattr(layer, "open_inbox"):
             return await super().__call__(scope, receive, send)
@@ -49,6 +56,17 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
             pass
         finally:
             layer.close_inbox(self.channel_name)
+
+    def pipelined(self) -> bool:
+        """Whether the client sent more frames before this one was answered.
+
+        Channels hands a consumer one message at a time and takes the next only once this one
+        is handled, so while a frame is being handled, the frames the client sent after it wait
+        in `inbound`. A client that waits for each answer before sending its next frame never
+        has one waiting, however fast it plays; a flood always has. Where the server exposes
+        no queue, every frame counts as pipelined.
+        """
+        return self.inbound is None or not self.inbound.empty()
 
     async def dispatch(self, message: dict) -> None:
         handler = getattr(self, get_handler_name(message), None)

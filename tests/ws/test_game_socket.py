@@ -171,6 +171,31 @@ async def test_flood_gets_rate_limited_then_closed_with_4429(user):  # noqa: ANN
     assert await comm.receive_nothing(timeout=0.5)
 
 
+async def test_a_client_that_waits_for_each_answer_is_never_rate_limited(user, settings):  # noqa: ANN001
+    """Only frames sent before the earlier ones were answered are charged: a bot replaying a
+    long line as fast as the server answers is not a flood; the same frames sent at once are."""
+    settings.WS_RATE_PER_SECOND, settings.WS_RATE_BURST = 0.001, 3
+    game = await practice(user, "chinese_freecell")
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    state = await recv(comm)
+    for i in range(12):
+        await send(comm, "move", {"move": state["d"]["legal_moves"][0], "v": i, "id": i})
+        assert await recv(comm) == {"t": "ack", "d": {"id": i}}
+        state = await recv(comm)
+        assert state["v"] == i + 1
+    for i in range(20):
+        await send(comm, "ping", {"id": i})
+        assert await recv(comm) == {"t": "pong"}
+    for i in range(8):
+        await send(comm, "ping", {"id": f"burst-{i}"})
+    answers = [await recv(comm) for _ in range(8)]
+    refused = [a["d"]["id"] for a in answers if a["t"] == "error"]
+    assert [a["d"]["code"] for a in answers if a["t"] == "error"] == ["rate_limited"] * 4
+    assert refused == [f"burst-{i}" for i in range(3, 7)]  # the last one had nothing behind it
+    assert await version_and_moves(game.pk) == (12, 12)
+    await comm.disconnect()
+
+
 async def test_a_send_to_a_socket_that_is_gone_is_dropped_quietly():
     """autobahn raises Disconnected on a send to a closed socket (the client dropped it
     mid-move): the consumer died of it before its disconnect() left the game's group."""

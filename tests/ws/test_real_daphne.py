@@ -150,3 +150,25 @@ def test_two_workers_share_one_port_and_every_socket_hears_the_moves(shared_env,
     finally:
         server.stop()
     assert len(workers) == 2 and not any(Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+def test_default_rate_limit_spares_a_fast_bot_and_closes_a_flood_4429(server):  # noqa: ANN001
+    """With the default limits (30 a second, bursts of 60): 150 frames, each sent once the one
+    before was answered, are all served; 400 sent at once get `rate_limited` and then 4429."""
+    token = register(server, "fastbot")
+    status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
+    assert status == 201
+    with ws(server, f"/ws/games/{game['id']}", token) as sock:
+        play_first_moves(sock, 5)
+        for i in range(150):
+            sock.send(json.dumps({"t": "ping", "d": {"id": i}}))
+            assert recv(sock) == {"t": "pong"}
+        for i in range(400):
+            sock.send(json.dumps({"t": "ping", "d": {"id": f"flood-{i}"}}))
+        codes = []
+        with pytest.raises(ConnectionClosed) as info:
+            while True:
+                frame = recv(sock)
+                codes.append(frame["d"]["code"] if frame["t"] == "error" else frame["t"])
+    assert info.value.rcvd is not None and info.value.rcvd.code == 4429
+    assert "pong" in codes and "rate_limited" in codes
