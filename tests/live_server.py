@@ -120,10 +120,13 @@ class Daphne:
                 time.sleep(0.2)
         raise RuntimeError(f"daphne not ready: {self.log.read_text()[-2000:]}")
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 30) -> None:
+        """SIGTERM, and SIGKILL to the whole group if it has not stopped within `grace` seconds.
+        A worker on the Redis layer was once seen to take over 10 s to stop, on a loaded host
+        in the full suite (its sockets' receives are cancelled in turn)."""
         self.proc.terminate()
         try:
-            self.proc.wait(10)
+            self.proc.wait(grace)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
@@ -142,6 +145,16 @@ class Daphne:
             pids += map(int, children.split())
             i += 1
         return pids
+
+    @staticmethod
+    def running(pid: int) -> bool:
+        """Whether `pid` is a live process: a killed worker whose parent died before reaping it
+        stays in /proc as a zombie until init reaps it, and it runs nothing."""
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
     def call(self, method: str, path: str, body: dict | None = None, token: str | None = None):  # noqa: ANN201
         data = json.dumps(body).encode() if body is not None else None

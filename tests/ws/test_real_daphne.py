@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -149,7 +148,7 @@ def test_two_workers_share_one_port_and_every_socket_hears_the_moves(shared_env,
         workers = server.pids()[1:]
     finally:
         server.stop()
-    assert len(workers) == 2 and not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    assert len(workers) == 2 and not any(Daphne.running(pid) for pid in workers)
 
 
 def test_default_rate_limit_spares_a_fast_bot_and_closes_a_flood_4429(server):  # noqa: ANN001
