@@ -5,6 +5,9 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 STAMP  := $(VENV)/.installed
+# Two test processes (pytest-xdist), one per core here: each has its own test database and its
+# own keys in Redis (server.settings.REDIS_KEY_PREFIX). PYTEST_ARGS= runs them in one.
+PYTEST_ARGS ?= -n 2
 
 .PHONY: run test lint format install bench clean
 

@@ -149,6 +149,12 @@ AUTHENTICATION_BACKENDS = ["accounts.backends.CaseInsensitiveModelBackend"]
 
 # --- Channel layer --------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# What this deployment's keys in Redis start with (the cache's and the channel layer's), so that
+# several may share one Redis. Parallel test workers (pytest-xdist) get one each, as they get a
+# database each: the servers a test starts inherit the worker's name with its environment.
+REDIS_KEY_PREFIX = os.environ.get("REDIS_KEY_PREFIX", "arena") + (
+    f"-{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else ""
+)
 if REDIS_URL:
     # redis-py 8 reads with a 5 s socket timeout by default, and the layer's receive is a
     # blocking BZPOPMIN of up to 5 s: every idle socket died with a TimeoutError (close 1011).
@@ -170,6 +176,7 @@ if REDIS_URL:
                         "max_connections": REDIS_MAX_CONNECTIONS,
                     }
                 ],
+                "prefix": f"{REDIS_KEY_PREFIX}:asgi",
                 "capacity": 1500,
                 "expiry": 30,
             },
@@ -182,7 +189,7 @@ if REDIS_URL:
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "arena",
+            "KEY_PREFIX": REDIS_KEY_PREFIX,
         }
     }
 else:

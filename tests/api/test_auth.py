@@ -219,7 +219,7 @@ def test_sign_in_attempts_are_limited_per_client_across_processes(anon, user, mo
     if settings.REDIS_URL:
         from django.core.cache.backends.redis import RedisCache
 
-        elsewhere = RedisCache(settings.REDIS_URL, {"KEY_PREFIX": "arena"})
+        elsewhere = RedisCache(settings.REDIS_URL, {"KEY_PREFIX": settings.REDIS_KEY_PREFIX})
         assert len(elsewhere.get(key)) == 3
     else:
         assert len(cache.get(key)) == 3
