@@ -398,9 +398,9 @@ class GameConsumer(JsonFrameConsumer):
             self.version = result.extra.get("v", self.version)
             return await self._refuse(data, result.code, result.detail, **extra)
         self.version, frames = result
-        await self.send_frame({"t": "ack", "d": {"id": data.get("id")}})
+        ack = encode({"t": "ack", "d": {"id": data.get("id")}})
+        await self.send_texts([ack, *[frame.text for frame in frames]])
         for frame in frames:
-            await self.send(text_data=frame.text)
             await send_to_game(self.game_id, frame, exclude=self.channel_name)
 
 

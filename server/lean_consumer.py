@@ -12,6 +12,8 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
 
+SEND_MANY = "websocket.send_many"  # the ASGI extension server.daphne_server offers
+
 
 class LeanWebsocketConsumer(AsyncWebsocketConsumer):
     """Channels' WebSocket consumer, minus its per-message `aclose_old_connections()`, and
@@ -81,6 +83,20 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
             return
         try:
             await super().send(text_data, bytes_data, close)
+        except Disconnected:
+            self.closing = True  # the peer is gone: its websocket.disconnect is on its way
+
+    async def send_texts(self, texts: list[str]) -> None:
+        """Send text frames in order: in one ASGI message where the server offers it (the
+        `websocket.send_many` extension, server.daphne_server), else one by one."""
+        if self.closing:
+            return
+        try:
+            if SEND_MANY in self.scope.get("extensions", ()):
+                await self.base_send({"type": SEND_MANY, "texts": texts})
+            else:
+                for text in texts:
+                    await self.base_send({"type": "websocket.send", "text": text})
         except Disconnected:
             self.closing = True  # the peer is gone: its websocket.disconnect is on its way
 

@@ -57,27 +57,6 @@ def set_switch_interval() -> float:
     return sys.getswitchinterval()
 
 
-def close_oversized_sockets() -> None:
-    """Close a socket that sends a frame over daphne's limit with 1009, instead of dropping it.
-
-    daphne reads at most 1 MiB per message (`--websocket_max_message_size`); a frame up to
-    that reaches the consumer, which refuses anything over 64 KiB with `bad_message`. A larger
-    one autobahn refuses before reading it, and by default by cutting the TCP connection
-    (`failByDrop`): the client saw its socket vanish with no close code and no reason. With
-    the closing handshake it gets 1009 ("message too big") and autobahn's reason; so do
-    protocol errors (1002, 1007). Set before daphne builds its factory.
-    """
-    import daphne.server
-    from daphne.ws_protocol import WebSocketFactory
-
-    class ClosingWebSocketFactory(WebSocketFactory):
-        def resetProtocolOptions(self) -> None:  # noqa: N802 - autobahn's name
-            super().resetProtocolOptions()
-            self.failByDrop = False
-
-    daphne.server.WebSocketFactory = ClosingWebSocketFactory
-
-
 def start_day_end_pushes(loop: asyncio.AbstractEventLoop) -> None:
     """Watch for midnight (games.day_end). Called once the loop runs: daphne has imported the
     application by then, so Django is set up."""
@@ -95,12 +74,12 @@ def main(argv: list[str] | None = None) -> None:
     if "ASGI_THREADS" in os.environ:
         loop.set_default_executor(ThreadPoolExecutor(max_workers=int(os.environ["ASGI_THREADS"])))
     reactor.install(loop)
-    close_oversized_sockets()
+    from server import daphne_server  # imports daphne, which keeps the reactor installed above
+
+    daphne_server.install()
     loop.call_soon(start_day_end_pushes, loop)
 
-    from daphne.cli import CommandLineInterface
-
-    CommandLineInterface().run(sys.argv[1:] if argv is None else argv)
+    daphne_server.ProjectCommandLine().run(sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,115 @@
+"""The daphne this project runs (`server.worker`): daphne's server, with two changes.
+
+- **Several text frames in one ASGI message.** A move answers its socket with two frames,
+  `ack` then `state` (PROTOCOL.md). Sent as two `websocket.send` messages, each went the whole
+  way through Channels, daphne's reply handling and autobahn's frame writer on its own. The
+  server advertises the ASGI extension `websocket.send_many` in a socket's scope, and a message
+  `{"type": "websocket.send_many", "texts": [...]}` writes its frames in order, in one write to
+  the transport. A consumer on a server without the extension (Channels' test communicator, or
+  plain daphne) sends them one by one (server.lean_consumer.LeanWebsocketConsumer.send_texts).
+- **A frame too large is refused with a close, not a dropped connection** (`failByDrop`): see
+  `ProjectWebSocketFactory`.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import daphne.server
+from autobahn.exception import Disconnected
+from daphne.cli import CommandLineInterface
+from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
+
+from server.lean_consumer import SEND_MANY
+
+_TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
+
+
+def text_frame(payload: bytes) -> bytes:
+    """One unfragmented, unmasked, uncompressed text frame (RFC 6455, 5.2)."""
+    n = len(payload)
+    if n < 126:
+        return bytes((_TEXT, n)) + payload
+    if n < 0x10000:
+        return struct.pack("!BBH", _TEXT, 126, n) + payload
+    return struct.pack("!BBQ", _TEXT, 127, n) + payload
+
+
+class ProjectWebSocketProtocol(WebSocketProtocol):
+    def send_texts(self, texts: list[str]) -> None:
+        """Send text frames, in order; Disconnected if the socket is no longer open, as
+        autobahn's `sendMessage` raises it.
+
+        Where the frames are plain (no compression negotiated, no fragmenting, no masking or
+        timing, which this server never sets up), they are built here and written together:
+        the same bytes autobahn's `sendMessage` writes, one frame after another.
+        """
+        if self.state == self.STATE_CONNECTING:
+            raise ValueError("Socket has not been accepted, so cannot send over it")
+        if self.state != self.STATE_OPEN:
+            raise Disconnected("Attempt to send on a closed protocol")
+        payloads = [text.encode("utf8") for text in texts]
+        if not self._plain_frames(payloads):
+            for payload in payloads:
+                self.sendMessage(payload)
+            return
+        stats = self.trafficStats
+        size = sum(len(p) for p in payloads)
+        stats.outgoingWebSocketMessages += len(payloads)
+        stats.outgoingWebSocketFrames += len(payloads)
+        stats.outgoingOctetsAppLevel += size
+        stats.outgoingOctetsWebSocketLevel += size
+        self.sendData(b"".join([text_frame(p) for p in payloads]))
+
+    def _plain_frames(self, payloads: list[bytes]) -> bool:
+        limit = self.maxMessagePayloadSize
+        return (
+            self._perMessageCompress is None
+            and not self.autoFragmentSize
+            and not self.maskServerFrames
+            and not self.trackedTimings
+            and not (limit and any(len(p) > limit for p in payloads))
+        )
+
+
+class ProjectWebSocketFactory(WebSocketFactory):
+    """daphne's factory, making ProjectWebSocketProtocol, and closing a socket that sends a
+    frame over daphne's limit with 1009 instead of dropping it.
+
+    daphne reads at most 1 MiB per message (`--websocket_max_message_size`); a frame up to that
+    reaches the consumer, which refuses anything over 64 KiB with `bad_message`. A larger one
+    autobahn refuses before reading it, and by default by cutting the TCP connection
+    (`failByDrop`): the client saw its socket vanish with no close code and no reason. With the
+    closing handshake it gets 1009 ("message too big") and autobahn's reason; so do protocol
+    errors (1002, 1007).
+    """
+
+    protocol = ProjectWebSocketProtocol
+
+    def resetProtocolOptions(self) -> None:  # noqa: N802 - autobahn's name
+        super().resetProtocolOptions()
+        self.failByDrop = False
+
+
+class ProjectServer(daphne.server.Server):
+    def create_application(self, protocol: Any, scope: dict) -> Any:
+        if scope.get("type") == "websocket" and isinstance(protocol, ProjectWebSocketProtocol):
+            scope["extensions"] = {**scope.get("extensions", {}), SEND_MANY: {}}
+        return super().create_application(protocol, scope)
+
+    async def handle_reply(self, protocol: Any, message: dict) -> None:
+        if message.get("type") != SEND_MANY:
+            return await super().handle_reply(protocol, message)
+        if protocol not in self.connections or self.connections[protocol].get("disconnected"):
+            return  # as daphne does for a single frame
+        protocol.send_texts(message["texts"])
+
+
+class ProjectCommandLine(CommandLineInterface):
+    server_class = ProjectServer
+
+
+def install() -> None:
+    """Make daphne's server build ProjectWebSocketFactory; call before the CLI runs."""
+    daphne.server.WebSocketFactory = ProjectWebSocketFactory

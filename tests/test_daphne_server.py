@@ -1,0 +1,155 @@
+"""server.daphne_server: several text frames in one ASGI message, written as autobahn writes
+them; and the consumer side of it (server.lean_consumer.LeanWebsocketConsumer.send_texts)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from autobahn.exception import Disconnected
+from twisted.internet.testing import StringTransport
+from websockets.frames import Frame, Opcode
+from websockets.streams import StreamReader
+
+from server.daphne_server import (
+    ProjectServer,
+    ProjectWebSocketFactory,
+    ProjectWebSocketProtocol,
+    text_frame,
+)
+from server.lean_consumer import SEND_MANY, LeanWebsocketConsumer
+
+# Payload sizes on each side of the three length encodings (RFC 6455, 5.2).
+SIZES = (0, 1, 125, 126, 65535, 65536)
+
+
+def open_protocol() -> tuple[ProjectWebSocketProtocol, StringTransport]:
+    protocol = ProjectWebSocketFactory(None).buildProtocol(None)
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    protocol.state = protocol.STATE_OPEN  # as after the opening handshake
+    return protocol, transport
+
+
+def parse_frames(data: bytes) -> list[Frame]:
+    """The frames in `data`, read by another implementation (the websockets library's, as a
+    client reads them: unmasked)."""
+    reader = StreamReader()
+    reader.feed_data(data)
+    reader.feed_eof()
+    frames = []
+    while reader.buffer:
+        parser = Frame.parse(reader.read_exact, mask=False)
+        try:
+            while True:
+                next(parser)
+        except StopIteration as done:
+            frames.append(done.value)
+    return frames
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_text_frame_reads_back_as_the_text_it_carries(size: int):
+    text = "é" * (size // 2) + "x" * (size % 2)
+    (frame,) = parse_frames(text_frame(text.encode()))
+    assert (frame.opcode, frame.fin, frame.data.decode()) == (Opcode.TEXT, True, text)
+
+
+def test_send_texts_writes_the_bytes_and_counts_autobahns_send_message_does():
+    texts = ["x" * n for n in SIZES] + ['{"t":"ack","d":{"id":"m-7"}}', "ünïcode"]
+    ours, written = open_protocol()
+    autobahns, expected = open_protocol()
+    ours.send_texts(texts)
+    for text in texts:
+        autobahns.sendMessage(text.encode())
+    assert written.value() == expected.value()
+    assert [f.data.decode() for f in parse_frames(written.value())] == texts
+    assert ours.trafficStats.__json__() == autobahns.trafficStats.__json__()
+
+
+def test_send_texts_leaves_frames_it_does_not_build_to_autobahn():
+    """Compression negotiated, or a frame over the message limit: autobahn's own path, which
+    compresses, or refuses the frame."""
+    protocol, transport = open_protocol()
+    calls = []
+    protocol.sendMessage = lambda payload: calls.append(payload)  # type: ignore[method-assign]
+    protocol.maxMessagePayloadSize = 10
+    protocol.send_texts(["short", "x" * 11])
+    assert calls == [b"short", b"x" * 11] and transport.value() == b""
+
+
+def test_send_texts_on_a_closed_socket_raises_disconnected_as_autobahn_does():
+    protocol, transport = open_protocol()
+    protocol.state = protocol.STATE_CLOSED
+    with pytest.raises(Disconnected):
+        protocol.send_texts(["late"])
+    assert transport.value() == b""
+
+
+def test_send_texts_before_accept_is_an_application_error():
+    protocol, _ = open_protocol()
+    protocol.state = protocol.STATE_CONNECTING
+    with pytest.raises(ValueError, match="not been accepted"):
+        protocol.send_texts(["early"])
+
+
+async def test_the_server_offers_the_extension_to_websockets_and_routes_its_messages():
+    scopes: list[dict] = []
+
+    async def app(scope: dict, receive, send) -> None:  # noqa: ANN001
+        scopes.append(scope)
+
+    server = ProjectServer(app, endpoints=["tcp:port=0"])  # not run: nothing listens
+    protocol, transport = open_protocol()
+    server.connections = {protocol: {}}
+    server.create_application(protocol, {"type": "websocket", "extensions": {"x": {}}})
+    await asyncio.sleep(0)
+    assert scopes[0]["extensions"] == {"x": {}, SEND_MANY: {}}
+
+    await server.handle_reply(protocol, {"type": SEND_MANY, "texts": ["a", "b"]})
+    assert [f.data for f in parse_frames(transport.value())] == [b"a", b"b"]
+    server.connections[protocol]["disconnected"] = True
+    await server.handle_reply(protocol, {"type": SEND_MANY, "texts": ["gone"]})
+    assert len(parse_frames(transport.value())) == 2  # dropped, as daphne drops a single send
+
+
+def consumer_with(extensions: dict | None, sent: list) -> LeanWebsocketConsumer:
+    consumer = LeanWebsocketConsumer()
+    consumer.scope = {"type": "websocket"} if extensions is None else {"extensions": extensions}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    consumer.base_send = send
+    return consumer
+
+
+async def test_a_consumer_sends_its_frames_in_one_message_where_the_server_offers_it():
+    sent: list = []
+    await consumer_with({SEND_MANY: {}}, sent).send_texts(["ack", "state"])
+    assert sent == [{"type": SEND_MANY, "texts": ["ack", "state"]}]
+
+
+async def test_a_consumer_sends_its_frames_one_by_one_where_the_server_does_not():
+    sent: list = []
+    await consumer_with(None, sent).send_texts(["ack", "state"])
+    assert sent == [
+        {"type": "websocket.send", "text": "ack"},
+        {"type": "websocket.send", "text": "state"},
+    ]
+
+
+@pytest.mark.parametrize("extensions", [{SEND_MANY: {}}, None])
+async def test_frames_sent_to_a_socket_that_is_gone_are_dropped_quietly(extensions):  # noqa: ANN001
+    consumer = LeanWebsocketConsumer()
+    consumer.scope = {"extensions": extensions} if extensions else {}
+    sent: list = []
+
+    async def gone(message: dict) -> None:
+        sent.append(message)
+        raise Disconnected("Attempt to send on a closed protocol")
+
+    consumer.base_send = gone
+    await consumer.send_texts(["ack", "state"])  # no exception
+    await consumer.send_texts(["ack", "state"])
+    assert len(sent) == 1 and consumer.closing
