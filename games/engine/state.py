@@ -488,26 +488,28 @@ class State:
         out: list[str] = []
         append = out.append
 
+        # Lists indexed by card and by rank, not dicts: an index is one bytecode where
+        # `dict.get` is a method call, and this runs for every position a server reaches.
         # Foundations: which card each one needs next; empty ones take any Ace (C3).
-        fneed: dict[int, list[int]] = {}
+        fneed: list[list[int] | None] = [None] * _NEED_SLOTS
         fempty: list[int] = []
         for i, top in enumerate(self._fnd):
             if not top:
                 fempty.append(i)
             elif top < FIRST_KING:
-                lst = fneed.get(top + 4)
+                lst = fneed[top + 4]
                 if lst is None:
                     fneed[top + 4] = [i]
                 else:
                     lst.append(i)
 
         # Tableau: piles indexed by the rank of their top card; the empty piles.
-        byrank: dict[int, list[int]] = {}
+        byrank: list[list[int] | None] = [None] * _RANK_SLOTS
         empties: list[int] = []
         for i, p in enumerate(tab):
             if p:
                 r = p[-1] >> 2
-                lst = byrank.get(r)
+                lst = byrank[r]
                 if lst is None:
                     byrank[r] = [i]
                 else:
@@ -532,7 +534,7 @@ class State:
                     for fi in fempty:
                         append(T2F[i][fi])
                 else:
-                    lst = fneed.get(c)
+                    lst = fneed[c]
                     if lst:
                         for fi in lst:
                             append(T2F[i][fi])
@@ -550,7 +552,7 @@ class State:
                 rows = T2T_N[i]
                 for k in range(1, run + 1):
                     h = p[-k]
-                    lst = byrank.get((h >> 2) + 1)
+                    lst = byrank[(h >> 2) + 1]
                     if lst:
                         hs = h & 3
                         for j in lst:
@@ -588,12 +590,12 @@ class State:
                         for fi in fempty:
                             append(row[fi])
                     else:
-                        lst = fneed.get(c)
+                        lst = fneed[c]
                         if lst:
                             row = T2F[i]
                             for fi in lst:
                                 append(row[fi])
-                    lst = byrank.get((c >> 2) + 1)
+                    lst = byrank[(c >> 2) + 1]
                     if lst:
                         row = T2T[i]
                         if other_suit:
@@ -721,17 +723,23 @@ class State:
         )
 
 
+# Slots of `_gen`'s lookups: a foundation's next card is at most a King (its code + 4 from a
+# Queen), and a card one rank up from a King is rank 14.
+_NEED_SLOTS = FIRST_KING + 4
+_RANK_SLOTS = 15
+
+
 def _single(c, rowF, rowT, fempty, fneed, byrank, tab, other_suit, fill, append) -> None:  # noqa: ANN001
     """Targets of one available card that is not a tableau top (stock, waste or cell)."""
     if c < FIRST_TWO:
         for fi in fempty:
             append(rowF[fi])
     else:
-        lst = fneed.get(c)
+        lst = fneed[c]
         if lst:
             for fi in lst:
                 append(rowF[fi])
-    lst = byrank.get((c >> 2) + 1)
+    lst = byrank[(c >> 2) + 1]
     if lst:
         for j in lst:
             if not other_suit or (tab[j][-1] & 3) != (c & 3):
