@@ -26,11 +26,14 @@ from server.lean_consumer import SEND_MANY
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
 
 
+_SHORT_HEADERS = [bytes((_TEXT, n)) for n in range(126)]
+
+
 def text_frame(payload: bytes) -> bytes:
     """One unfragmented, unmasked, uncompressed text frame (RFC 6455, 5.2)."""
     n = len(payload)
     if n < 126:
-        return bytes((_TEXT, n)) + payload
+        return _SHORT_HEADERS[n] + payload
     if n < 0x10000:
         return struct.pack("!BBH", _TEXT, 126, n) + payload
     return struct.pack("!BBQ", _TEXT, 127, n) + payload
@@ -45,31 +48,32 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
         timing, which this server never sets up), they are built here and written together:
         the same bytes autobahn's `sendMessage` writes, one frame after another.
         """
-        if self.state == self.STATE_CONNECTING:
-            raise ValueError("Socket has not been accepted, so cannot send over it")
         if self.state != self.STATE_OPEN:
+            if self.state == self.STATE_CONNECTING:
+                raise ValueError("Socket has not been accepted, so cannot send over it")
             raise Disconnected("Attempt to send on a closed protocol")
         payloads = [text.encode("utf8") for text in texts]
-        if not self._plain_frames(payloads):
+        sizes = list(map(len, payloads))
+        if not self._plain_frames(max(sizes, default=0)):
             for payload in payloads:
                 self.sendMessage(payload)
             return
         stats = self.trafficStats
-        size = sum(len(p) for p in payloads)
+        size = sum(sizes)
         stats.outgoingWebSocketMessages += len(payloads)
         stats.outgoingWebSocketFrames += len(payloads)
         stats.outgoingOctetsAppLevel += size
         stats.outgoingOctetsWebSocketLevel += size
         self.sendData(b"".join([text_frame(p) for p in payloads]))
 
-    def _plain_frames(self, payloads: list[bytes]) -> bool:
+    def _plain_frames(self, longest: int) -> bool:
         limit = self.maxMessagePayloadSize
         return (
             self._perMessageCompress is None
             and not self.autoFragmentSize
             and not self.maskServerFrames
             and not self.trackedTimings
-            and not (limit and any(len(p) > limit for p in payloads))
+            and not (limit and longest > limit)
         )
 
 

@@ -324,14 +324,17 @@ class State:
         if codes is None:
             parent = self._parent
             before = parent._codes if parent is not None else None
+            tab = self._tab
             if before is None:
-                codes = [tuple([CODES[c] for c in p]) for p in self._tab]  # type: ignore[misc]
+                codes = [tuple([CODES[c] for c in p]) for p in tab]  # type: ignore[misc]
             else:
-                was = parent._tab  # type: ignore[union-attr]
-                codes = [
-                    before[i] if p is was[i] else tuple([CODES[c] for c in p])  # type: ignore[misc]
-                    for i, p in enumerate(self._tab)
-                ]
+                # The tableau piles this position's move changed are the ones it names.
+                codes = before.copy()
+                sk, si, dk, di, _ = PARSED[self._last]  # type: ignore[index]
+                if sk == T:
+                    codes[si] = tuple([CODES[c] for c in tab[si]])  # type: ignore[misc]
+                if dk == T:
+                    codes[di] = tuple([CODES[c] for c in tab[di]])  # type: ignore[misc]
             self._codes = codes
         return codes
 
