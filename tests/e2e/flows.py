@@ -14,10 +14,12 @@ GAME = "[data-testid=game]"
 
 
 def shot(page: Page, name: str, full_page: bool = True) -> Path:
-    """A screenshot into test-artifacts/e2e/, for a person to look at."""
+    """A screenshot into test-artifacts/e2e/, for a person to look at: of the page as it
+    settles, with CSS animations and transitions run to their end (the result dialog's fade was
+    caught halfway, its text washed out)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+    page.screenshot(path=str(path), full_page=full_page, animations="disabled")
     return path
 
 
