@@ -97,6 +97,11 @@ class ProjectWebSocketFactory(WebSocketFactory):
 
 
 class ProjectServer(daphne.server.Server):
+    def run(self) -> None:
+        # daphne's `run` builds its WebSocket factory from this module's name for it.
+        daphne.server.WebSocketFactory = ProjectWebSocketFactory
+        super().run()
+
     def create_application(self, protocol: Any, scope: dict) -> Any:
         if scope.get("type") == "websocket" and isinstance(protocol, ProjectWebSocketProtocol):
             scope["extensions"] = {**scope.get("extensions", {}), SEND_MANY: {}}
@@ -112,8 +117,3 @@ class ProjectServer(daphne.server.Server):
 
 class ProjectCommandLine(CommandLineInterface):
     server_class = ProjectServer
-
-
-def install() -> None:
-    """Make daphne's server build ProjectWebSocketFactory; call before the CLI runs."""
-    daphne.server.WebSocketFactory = ProjectWebSocketFactory

@@ -2,7 +2,8 @@
 
 daphne installs Twisted's asyncio reactor when it is imported, unless an asyncio reactor is
 installed already; this installs `server.reactor.SoonWriteReactor` first, on a loop set up as
-daphne sets up its own (ASGI_THREADS), then runs daphne's command line.
+daphne sets up its own (ASGI_THREADS), then runs daphne's command line with the project's
+server and socket protocol (server.daphne_server).
 
 The loop is uvloop's (EVENT_LOOP=uvloop, the default where it is installed) or asyncio's own
 (EVENT_LOOP=asyncio). Twisted's asyncio reactor only asks the loop for readers, writers, timers
@@ -76,9 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     reactor.install(loop)
     from server import daphne_server  # imports daphne, which keeps the reactor installed above
 
-    daphne_server.install()
     loop.call_soon(start_day_end_pushes, loop)
-
     daphne_server.ProjectCommandLine().run(sys.argv[1:] if argv is None else argv)
 
 

@@ -141,9 +141,8 @@ async def test_a_consumer_sends_its_frames_one_by_one_where_the_server_does_not(
 
 @pytest.mark.parametrize("extensions", [{SEND_MANY: {}}, None])
 async def test_frames_sent_to_a_socket_that_is_gone_are_dropped_quietly(extensions):  # noqa: ANN001
-    consumer = LeanWebsocketConsumer()
-    consumer.scope = {"extensions": extensions} if extensions else {}
     sent: list = []
+    consumer = consumer_with(extensions, sent)
 
     async def gone(message: dict) -> None:
         sent.append(message)
