@@ -69,6 +69,7 @@ class DailyListView(APIView):
         challenges = []
         for challenge in daily.ensure_today():
             attempt = daily.ranked_attempt(user, challenge) if user.is_authenticated else None
+            summary = attempt_summary(attempt)
             challenges.append(
                 {
                     "date": challenge.date.isoformat(),
@@ -77,7 +78,10 @@ class DailyListView(APIView):
                     "winnable": challenge.winnable,
                     "par_cards": challenge.par_cards,
                     "par_moves": challenge.par_moves,
-                    "attempt": attempt_summary(attempt),
+                    # PROTOCOL.md lists "your attempt's status" beside date and variant: here
+                    # it is, flat, for a client that reads no further than that line.
+                    "status": summary["status"] if summary else None,
+                    "attempt": summary,
                 }
             )
         return Response({"date": clock.today().isoformat(), "challenges": challenges})

@@ -112,6 +112,11 @@ class ChallengeSerializer(serializers.Serializer):
     winnable = serializers.BooleanField()
     par_cards = serializers.IntegerField(help_text="cards the certified line brings up")
     par_moves = serializers.IntegerField(help_text="length of the certified line")
+    status = serializers.CharField(
+        allow_null=True,
+        help_text="your ranked attempt's status (`attempt.status`); null if you have not "
+        "started one, or are not signed in",
+    )
     attempt = AttemptSerializer(allow_null=True)
 
 

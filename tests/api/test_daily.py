@@ -73,7 +73,9 @@ def test_daily_lists_five_challenges_with_my_attempt(api):  # noqa: ANN001
     ]
     by_variant = {c["variant"]: c for c in body["challenges"]}
     assert by_variant["spanish"]["attempt"]["status"] == "playing"
+    assert by_variant["spanish"]["status"] == "playing"  # PROTOCOL.md's "attempt's status"
     assert by_variant["portuguese"]["attempt"] is None
+    assert by_variant["portuguese"]["status"] is None
     assert by_variant["portuguese"]["winnable"] is True
     assert by_variant["portuguese"]["par_cards"] == 52
 
