@@ -32,11 +32,15 @@ def track(comm: WebsocketCommunicator) -> WebsocketCommunicator:
     return comm
 
 
-async def connect(path: str, user=None) -> WebsocketCommunicator:  # noqa: ANN001
+async def connect(path: str, user=None, extensions: dict | None = None) -> WebsocketCommunicator:  # noqa: ANN001
+    """An open socket, signed in as `user`; `extensions`: the ASGI extensions the server
+    offers in the scope (as server.daphne_server's does)."""
     headers = []
     if user is not None:
         headers.append((b"authorization", f"Token {await token_of(user)}".encode()))
     comm = track(WebsocketCommunicator(application, path, headers=headers))
+    if extensions is not None:
+        comm.scope["extensions"] = extensions  # read once the application starts, in connect
     connected, _ = await comm.connect()
     assert connected
     return comm

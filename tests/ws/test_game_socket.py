@@ -55,17 +55,10 @@ async def test_move_gets_ack_then_state_and_watcher_sees_it(user, other_user):  
 async def test_on_a_server_offering_send_many_the_ack_and_state_go_in_one_message(user):  # noqa: ANN001
     """server.daphne_server offers the extension in the scope; it reaches the consumer through
     the middleware and router, and a move's two frames go to the server as one message."""
-    from channels.testing import WebsocketCommunicator
-
-    from server.asgi import application
     from server.lean_consumer import SEND_MANY
-    from tests.ws.helpers import token_of, track
 
     game = await practice(user)
-    headers = [(b"authorization", f"Token {await token_of(user)}".encode())]
-    comm = track(WebsocketCommunicator(application, f"/ws/games/{game.pk}", headers=headers))
-    comm.scope["extensions"] = {SEND_MANY: {}}  # read once the application starts, below
-    assert (await comm.connect())[0]
+    comm = await connect(f"/ws/games/{game.pk}", user, extensions={SEND_MANY: {}})
     first = await recv(comm)
     move = first["d"]["legal_moves"][0]
     await send(comm, "move", {"move": move, "v": 0, "id": "m-1"})
