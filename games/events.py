@@ -37,5 +37,8 @@ def frames_for(outcome: Outcome) -> list[dict[str, Any]]:
 
 
 def wire_frames(outcome: Outcome) -> list[WireFrame]:
-    """`frames_for`, encoded for the sockets."""
+    """`frames_for`, encoded for the sockets (a move that does not end its game, nearly every
+    one, has its one frame made without the list of `frames_for`)."""
+    if not outcome.finished:
+        return [wire(state_frame(outcome))]
     return [wire(frame) for frame in frames_for(outcome)]

@@ -30,7 +30,7 @@ def state_view(game: Game, state: engine.State | None = None, last_move: str | N
         state = engine.State.from_dict(game.state)
     view = state.view(shared=True)  # every caller encodes it as it is
     view["moves"] = game.version
-    if game.status == Game.Status.RESIGNED:
+    if game.status == "resigned":  # the string, not the enum member: see Game.finished
         view["status"] = "resigned"
         view["legal_moves"] = []
     elif game.day_over:  # nothing more is taken, so nothing is legal (status: as it stands)

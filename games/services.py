@@ -291,12 +291,13 @@ def _advance(
     game.engine_state = state
     game.foundation_cards = state.foundation_count
     game.last_move_at = now
-    game.seconds = max(0, int((now - game.started_at).total_seconds()))
+    played = now - game.started_at
+    game.seconds = max(0, played.days * 86400 + played.seconds)  # whole seconds, as int() cut
     finished = state.status != "playing"
     if finished:
         game.status = state.status
         game.finished_at = now
-    return Outcome(game=game, state=state, move=action, finished=finished)
+    return Outcome(game, state, action, finished)  # positional: a third cheaper, per move
 
 
 def _persist(moves: list[tuple[int, int, str, Any]], games: list[Game]) -> None:
@@ -323,7 +324,7 @@ def _cache_after_commit(games: list[Game]) -> Callable[[], None]:
     committed (the Outcomes that hold it are only read; the cache only swaps its engine state
     for the same position without its history), and a batch that plays on a cached row plays
     on a copy of it (`_cached_game`)."""
-    entries = [(g.pk, g.version, g.engine_state, g.state, g) for g in games if not g.finished]
+    entries = [(g.id, g.version, g.engine_state, g.state, g) for g in games if not g.finished]
     return lambda: [state_cache.states.put(*entry) for entry in entries]
 
 
@@ -355,7 +356,7 @@ def _game_rows(games: list[Game]) -> list[tuple]:
             game.last_move_at,
             game.status,
             game.finished_at,
-            game.pk,
+            game.id,
         )
         for game in games
     ]
@@ -526,7 +527,7 @@ def _apply_batch(
             exc.extra.setdefault("v", game.version)  # as locked_game does
             results.append(exc)
             continue
-        rows.append((game.pk, game.version, outcome.move, game.last_move_at))
+        rows.append((game.id, game.version, outcome.move, game.last_move_at))
         if later[request.game_id]:  # another move on it follows: keep this one's view
             outcome.game = _game_copy(game)
         results.append(outcome)
@@ -574,7 +575,7 @@ class _PipelinedBatch:
     def committed(self, written: Container[int] | None = None) -> list[Outcome | AppError]:
         """The answers, once the write has committed; `written`: the games it updated, if it
         was made without the lock (the rest were not, and their answers do not stand)."""
-        touched = self.touched if written is None else [g for g in self.touched if g.pk in written]
+        touched = self.touched if written is None else [g for g in self.touched if g.id in written]
         _cache_after_commit(touched)()
         return self.results
 

@@ -36,6 +36,12 @@ class InProcessChannelLayer(InMemoryChannelLayer):
         self._cleaned_at = now
         super()._clean_expired()
 
+    def reaches_others(self, group: str, exclude: str) -> bool:
+        """Whether a group send leaving `exclude` out would reach anyone: this layer knows its
+        groups, so a sender can tell without building and awaiting a send (games.broadcast)."""
+        members = self.groups.get(group)
+        return bool(members) and not (len(members) == 1 and exclude in members)
+
     async def group_send(self, group: str, message: dict) -> None:
         assert isinstance(message, dict), "Message is not a dict"
         skip = message.get("exclude")

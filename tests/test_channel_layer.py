@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from games.broadcast import may_reach_others
 from server.channel_layer import InProcessChannelLayer
 
 
@@ -72,3 +73,24 @@ async def test_a_group_send_to_an_invalid_name_is_refused_even_with_no_one_in_it
     layer = InProcessChannelLayer()
     with pytest.raises(TypeError):
         await layer.group_send("not a valid name!", {"type": "game.frame"})
+
+
+async def test_reaches_others_tells_whether_anyone_but_the_excluded_channel_would_hear():
+    layer = InProcessChannelLayer()
+    mover, watcher = await layer.new_channel(), await layer.new_channel()
+    assert not layer.reaches_others("game.1", mover)  # no group at all
+    await layer.group_add("game.1", mover)
+    assert not layer.reaches_others("game.1", mover)
+    assert layer.reaches_others("game.1", watcher)  # the mover hears what a watcher sends
+    await layer.group_add("game.1", watcher)
+    assert layer.reaches_others("game.1", mover)
+    await layer.group_discard("game.1", watcher)
+    assert not layer.reaches_others("game.1", mover)
+
+
+def test_a_layer_that_cannot_tell_at_once_is_always_sent_to():
+    class RemoteLayer:  # a layer without reaches_others, as channels_redis' (RedisLayer)
+        pass
+
+    assert may_reach_others(RemoteLayer(), 1, "mover")
+    assert not may_reach_others(InProcessChannelLayer(), 1, "mover")
