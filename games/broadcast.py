@@ -45,11 +45,11 @@ def wire(frame: dict[str, Any]) -> WireFrame:
     return WireFrame(frame["t"], frame.get("v"), encode(frame))
 
 
-def may_reach_others(layer: Any, game_id: int, exclude: str) -> bool:
+def may_reach_others(layer: Any, game_id: int, exclude: str | None) -> bool:
     """Whether a frame of this game sent leaving `exclude` out could reach another socket.
-    False only where the layer can tell at once (the in-process layer knows its groups); a
-    move asks before it builds and awaits a send per frame, since nearly every game is played
-    with nobody watching. Other layers answer True and make the check in their `group_send`."""
+    False only where the layer can tell at once (the in-process layer knows its groups), so a
+    send to a game nobody else has open, nearly every move's, costs no group send. Other
+    layers answer True and make the check in their `group_send`."""
     check = getattr(layer, "reaches_others", None)
     return check is None or check(game_group(game_id), exclude)
 
@@ -57,7 +57,7 @@ def may_reach_others(layer: Any, game_id: int, exclude: str) -> bool:
 async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = None) -> None:
     """Send one frame to every socket of a game; `exclude` is a channel already answered."""
     layer = get_channel_layer()
-    if layer is not None:
+    if layer is not None and may_reach_others(layer, game_id, exclude):
         await layer.group_send(
             game_group(game_id),
             {

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection, connections
 
 from games import events, selectors, services
-from games.broadcast import WireFrame, encode, game_group, may_reach_others, send_to_game
+from games.broadcast import WireFrame, encode, game_group, send_to_game
 from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
@@ -403,9 +403,8 @@ class GameConsumer(JsonFrameConsumer):
         self.version, frames = result
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])
-        if may_reach_others(self.channel_layer, self.game_id, self.channel_name):
-            for frame in frames:
-                await send_to_game(self.game_id, frame, exclude=self.channel_name)
+        for frame in frames:
+            await send_to_game(self.game_id, frame, exclude=self.channel_name)
 
 
 def _load_board(date: str, variant: str) -> tuple[str, dict] | AppError:

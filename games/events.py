@@ -37,8 +37,5 @@ def frames_for(outcome: Outcome) -> list[dict[str, Any]]:
 
 
 def wire_frames(outcome: Outcome) -> list[WireFrame]:
-    """`frames_for`, encoded for the sockets (a move that does not end its game, nearly every
-    one, has its one frame made without the list of `frames_for`)."""
-    if not outcome.finished:
-        return [wire(state_frame(outcome))]
+    """`frames_for`, encoded for the sockets."""
     return [wire(frame) for frame in frames_for(outcome)]

@@ -36,7 +36,7 @@ class InProcessChannelLayer(InMemoryChannelLayer):
         self._cleaned_at = now
         super()._clean_expired()
 
-    def reaches_others(self, group: str, exclude: str) -> bool:
+    def reaches_others(self, group: str, exclude: str | None) -> bool:
         """Whether a group send leaving `exclude` out would reach anyone: this layer knows its
         groups, so a sender can tell without building and awaiting a send (games.broadcast)."""
         members = self.groups.get(group)
