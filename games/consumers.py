@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import connection, connections
 
-from games import events, selectors, services
+from games import engine, events, selectors, services
 from games.broadcast import WireFrame, encode, game_group, send_to_game
 from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
@@ -222,11 +222,16 @@ def _frame_id(text_data: str | None) -> Any:
 
 
 def _load_state(game_id: int, user) -> tuple[int, int, dict] | AppError:  # noqa: ANN001
+    """A socket's state frame (at connect, or a sync); the owner's game is cached for the
+    moves that follow (services.remember)."""
     try:
         game = selectors.viewable_game(game_id, user)
     except AppError as exc:
         return exc
-    frame = {"t": "state", "v": game.version, "d": selectors.state_view(game)}
+    state = engine.State.from_dict(game.state)
+    if game.owner_id == user.id:
+        services.remember(game, state)
+    frame = {"t": "state", "v": game.version, "d": selectors.state_view(game, state)}
     return game.owner_id, game.version, frame
 
 

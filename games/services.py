@@ -328,6 +328,18 @@ def _cache_after_commit(games: list[Game]) -> Callable[[], None]:
     return lambda: [state_cache.states.put(*entry) for entry in entries]
 
 
+def remember(game: Game, state: engine.State) -> bool:
+    """Cache a game its owner has just opened a socket on (read committed, with its deal and
+    day, as `selectors.get_game` reads it), so that the socket's first move is played like
+    every later one: on the cached row, without the lock query and the state's decode. Without
+    it a game's first move after each connect took the lock path, about twice a cached move's
+    work; a hundred sockets starting at once held every first answer for a whole slow batch.
+    Returns whether it was kept (an unfinished game, and no later version cached here)."""
+    if game.finished:
+        return False
+    return state_cache.states.offer(game.id, game.version, state, game.state, game)
+
+
 def _cached_game(entry: state_cache.Entry) -> Game:
     """A game to play on, from a cache entry: a copy, so the entry stays as it was."""
     game = _game_copy(entry[3])

@@ -4,7 +4,8 @@ A move needs its game's engine `State`; building one from the stored JSON (decod
 `State.from_dict`) was a fifth of a move's CPU. States here are keyed by game *and version*:
 a version is written once and never reused (an undo makes a new version), so an entry whose
 version matches the locked row is that row's state, whatever other processes have done. An
-entry is put only after its transaction commits, never for a version that was rolled back.
+entry is put only after its transaction commits, never for a version that was rolled back, or
+from a committed row read outside a write (services.remember: a game its owner opens a socket on).
 """
 
 from __future__ import annotations
@@ -36,8 +37,13 @@ class StateCache:
         """The entries of these games as they are now: a writer that locks the games asks
         the database for the states it does not hold (services._lock_params), and then uses
         these very entries, whatever the cache does meanwhile."""
-        entries = self.entries
-        return {i: entries[i] for i in game_ids if i in entries}
+        get = self.entries.get  # one lookup each: a thread may put (and evict) meanwhile
+        found = {}
+        for i in game_ids:
+            entry = get(i)
+            if entry is not None:
+                found[i] = entry
+        return found
 
     def put(
         self, game_id: int, version: int, state: engine.State, stored: dict, game: Any = None
@@ -52,6 +58,19 @@ class StateCache:
         entries[game_id] = (version, state, stored, game)
         while len(entries) > self.size:
             entries.pop(next(iter(entries)), None)
+
+    def offer(
+        self, game_id: int, version: int, state: engine.State, stored: dict, game: Any
+    ) -> bool:
+        """Keep a game read outside any write (a socket's first state), unless this process
+        holds that version or a later one already: a batch may have committed a later one
+        between the read and now, and an older entry would only send its next move the slow
+        way. Returns whether it was kept."""
+        entry = self.entries.get(game_id)
+        if entry is not None and entry[0] >= version:
+            return False
+        self.put(game_id, version, state, stored, game)
+        return True
 
 
 states = StateCache()

@@ -86,6 +86,15 @@ def reuse_certificates(monkeypatch):  # noqa: ANN001, ANN201
     monkeypatch.setitem(daily.BUDGETS, "barricade", small)
 
 
+@pytest.fixture(autouse=True)
+def empty_state_cache():  # noqa: ANN201
+    """Every test starts from an empty database, so from an empty cache of games too: a game
+    id that a rolled-back test used may come back, at the same version, as another game."""
+    from games import state_cache
+
+    state_cache.states.entries.clear()
+
+
 @pytest.fixture
 def move_clock(monkeypatch):  # noqa: ANN001, ANN201
     """Shift the server's "today" by a number of days."""

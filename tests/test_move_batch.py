@@ -148,6 +148,19 @@ def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
     assert cache.entries_for([1])[1][0] == 6 and len(cache.entries) == 2
 
 
+def test_a_game_read_outside_a_write_never_replaces_a_later_cached_version():
+    """A socket's connect reads a game on a thread while a batch may commit its next move: the
+    read, older, must not push the committed version out."""
+    cache = state_cache.StateCache()
+    s = engine.new_game("portuguese", 1)
+    assert cache.offer(1, 3, s, {}, None)  # nothing cached: kept
+    cache.put(1, 4, s, {})  # a batch committed version 4
+    assert not cache.offer(1, 3, s, {}, None) and not cache.offer(1, 4, s, {}, None)
+    assert cache.entries_for([1])[1][0] == 4
+    assert cache.offer(1, 5, s, {}, None)  # committed elsewhere, read here: later, kept
+    assert cache.entries_for([1])[1][0] == 5
+
+
 async def test_an_unexpected_error_reaches_only_its_own_caller():
     async def run(requests: list[MoveRequest]) -> list:
         return [ValueError("broken row") if r.game_id == 2 else r.game_id for r in requests]

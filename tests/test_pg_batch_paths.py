@@ -302,3 +302,31 @@ def test_the_loop_writer_writes_two_batches_at_once_on_two_connections(user, oth
     assert [version for [(version, _)] in results] == [1, 1, 2, 2]
     assert Move.objects.filter(game__in=games).count() == 4
     call_command("replay_verify")
+
+
+def test_a_game_opened_on_a_socket_plays_its_first_move_without_the_lock_query(user, monkeypatch):  # noqa: ANN001
+    """The owner's socket caches the game it loads (services.remember), so the first move takes
+    the cached path, and answers exactly as the lock path does for a twin game of the deal."""
+    opened = services.start_practice(user, "spanish", 11)
+    twin = services.start_practice(user, "spanish", 11)
+    state_cache.states.entries.clear()
+    consumers._load_state(opened.pk, user)  # what the socket's connect does
+    assert set(state_cache.states.entries_for([opened.pk, twin.pk])) == {opened.pk}
+    first = legal(opened)[0]
+
+    monkeypatch.setattr(services, "_LOCK_SQL_PG", BROKEN_LOCK)
+    [(version, frames)] = _on_a_loop(lambda w: w.write([MoveRequest(opened.pk, user, first, 0)]))
+    monkeypatch.undo()
+    [(twin_version, twin_frames)] = _on_a_loop(
+        lambda w: w.write([MoveRequest(twin.pk, user, first, 0)])
+    )
+    assert version == twin_version == 1
+    assert [f.text for f in frames] == [f.text for f in twin_frames]
+
+    second = legal(Game.objects.get(pk=opened.pk))[0]
+    monkeypatch.setattr(services, "_LOCK_SQL_PG", BROKEN_LOCK)  # and the moves after it too
+    [(version, _)] = _on_a_loop(lambda w: w.write([MoveRequest(opened.pk, user, second, 1)]))
+    assert version == 2
+    monkeypatch.undo()
+    assert Move.objects.filter(game=opened).count() == 2
+    call_command("replay_verify")

@@ -70,6 +70,33 @@ async def test_on_a_server_offering_send_many_the_ack_and_state_go_in_one_messag
     await comm.disconnect()
 
 
+async def test_the_owners_socket_caches_its_game_for_the_moves_to_come(user, other_user):  # noqa: ANN001
+    """A watcher's socket caches nothing (it never moves); the owner's caches the game at the
+    version it sent, and its moves carry the entry on. A finished game is not cached."""
+    from games import state_cache
+
+    game = await practice(user, "spanish", 4)
+    state_cache.states.entries.clear()
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    await recv(watcher)
+    assert state_cache.states.entries_for([game.pk]) == {}
+    owner = await connect(f"/ws/games/{game.pk}", user)
+    first = await recv(owner)
+    [(version, state, _, row)] = state_cache.states.entries_for([game.pk]).values()
+    assert version == row.version == 0 and state.legal_moves() == first["d"]["legal_moves"]
+    await send(owner, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": 1})
+    await recv_until(owner, "state")
+    assert state_cache.states.entries_for([game.pk])[game.pk][0] == 1
+    await send(owner, "resign", {"id": 2})
+    await recv_until(owner, "state")
+    state_cache.states.entries.clear()
+    again = await connect(f"/ws/games/{game.pk}", user)
+    assert (await recv(again))["d"]["status"] == "resigned"
+    assert state_cache.states.entries_for([game.pk]) == {}
+    for comm in (watcher, owner, again):
+        await comm.disconnect()
+
+
 async def test_watcher_cannot_move(user, other_user):  # noqa: ANN001
     game = await practice(user)
     watcher = await connect(f"/ws/games/{game.pk}", other_user)
