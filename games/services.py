@@ -328,16 +328,15 @@ def _cache_after_commit(games: list[Game]) -> Callable[[], None]:
     return lambda: [state_cache.states.put(*entry) for entry in entries]
 
 
-def remember(game: Game, state: engine.State) -> bool:
+def remember(game: Game, state: engine.State) -> None:
     """Cache a game its owner has just opened a socket on (read committed, with its deal and
     day, as `selectors.get_game` reads it), so that the socket's first move is played like
     every later one: on the cached row, without the lock query and the state's decode. Without
     it a game's first move after each connect took the lock path, about twice a cached move's
     work; a hundred sockets starting at once held every first answer for a whole slow batch.
-    Returns whether it was kept (an unfinished game, and no later version cached here)."""
-    if game.finished:
-        return False
-    return state_cache.states.offer(game.id, game.version, state, game.state, game)
+    A finished game takes no moves, and a later version already cached here is kept."""
+    if not game.finished:
+        state_cache.states.offer(game.id, game.version, state, game.state, game)
 
 
 def _cached_game(entry: state_cache.Entry) -> Game:

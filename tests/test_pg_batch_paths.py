@@ -309,7 +309,6 @@ def test_a_game_opened_on_a_socket_plays_its_first_move_without_the_lock_query(u
     the cached path, and answers exactly as the lock path does for a twin game of the deal."""
     opened = services.start_practice(user, "spanish", 11)
     twin = services.start_practice(user, "spanish", 11)
-    state_cache.states.entries.clear()
     consumers._load_state(opened.pk, user)  # what the socket's connect does
     assert set(state_cache.states.entries_for([opened.pk, twin.pk])) == {opened.pk}
     first = legal(opened)[0]

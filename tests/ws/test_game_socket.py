@@ -76,7 +76,6 @@ async def test_the_owners_socket_caches_its_game_for_the_moves_to_come(user, oth
     from games import state_cache
 
     game = await practice(user, "spanish", 4)
-    state_cache.states.entries.clear()
     watcher = await connect(f"/ws/games/{game.pk}", other_user)
     await recv(watcher)
     assert state_cache.states.entries_for([game.pk]) == {}
