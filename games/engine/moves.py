@@ -6,8 +6,10 @@ legal moves never formats a string and applying a generated move never runs the 
 
 >>> parse_move("t2-t7:3")
 (0, 2, 0, 7, 3)
->>> format_move(parse_move("t2-t7:1"))
-'t2-t7'
+>>> parse_move("t2-t7:1")
+Traceback (most recent call last):
+    ...
+games.engine.errors.EngineError: 't2-t7:1' is not a move: ':N' is written only for N >= 2
 >>> format_move(parse_move("draw"))
 'draw'
 """
@@ -29,7 +31,9 @@ Move = tuple[int, int, int, int, int]
 DRAW_MOVE: Move = (DRAW, 0, DRAW, 0, 1)
 
 _PILE = r"(?:([tfc])(0|[1-9][0-9]?)|(stock|waste))"
-_MOVE_RE = re.compile(rf"{_PILE}-{_PILE}(?::([1-9][0-9]?))?")
+# ":N" only for N >= 2 (PROTOCOL.md): one card is written without a count, so every move string
+# the server accepts is one that `legal_moves` can list, and no position has two spellings.
+_MOVE_RE = re.compile(rf"{_PILE}-{_PILE}(?::([2-9]|[1-9][0-9]))?")
 _KIND_OF = {"t": T, "f": F, "c": C, "stock": STOCK, "waste": WASTE}
 
 
@@ -53,7 +57,10 @@ def _parse_uncached(text: str) -> Move:
         return DRAW_MOVE
     m = _MOVE_RE.fullmatch(text)
     if m is None:
-        raise EngineError("bad_move", f"{text!r} is not a move: write FROM-TO, FROM-TO:N or draw")
+        why = "write FROM-TO, FROM-TO:N or draw"
+        if text.endswith(":1") and _MOVE_RE.fullmatch(text[:-2]):
+            why = "':N' is written only for N >= 2"
+        raise EngineError("bad_move", f"{text!r} is not a move: {why}")
     k1, i1, w1, k2, i2, w2, n = m.groups()
     src = (_KIND_OF[k1], int(i1)) if k1 else (_KIND_OF[w1], 0)
     dst = (_KIND_OF[k2], int(i2)) if k2 else (_KIND_OF[w2], 0)

@@ -69,6 +69,19 @@ def test_unknown_piles_and_garbage_are_refused(api, move):  # noqa: ANN001
     assert not Move.objects.exists()
 
 
+def test_a_legal_move_spelt_with_a_count_of_one_is_refused(api):  # noqa: ANN001
+    """PROTOCOL.md writes `:N` only for N >= 2: `t0-t1:1` is not in `legal_moves`, so it is
+    not a move, even where `t0-t1` is one."""
+    game = new_game(api)
+    move = next(m for m in game["state"]["legal_moves"] if m != "draw")
+    url = f"/api/games/{game['id']}/moves"
+    res = api.post(url, {"move": f"{move}:1", "v": 0}, format="json")
+    assert res.status_code == 400
+    assert res.json()["code"] == "illegal_move" and "N >= 2" in res.json()["detail"]
+    assert not Move.objects.exists()
+    assert api.post(url, {"move": move, "v": 0}, format="json").status_code == 200
+
+
 def test_stale_version_is_409_and_a_resent_move_is_not_applied_twice(api):  # noqa: ANN001
     game = new_game(api)
     move = game["state"]["legal_moves"][0]

@@ -116,5 +116,5 @@ def well_formed_moves(variant: str, max_n: int = 13) -> list[str]:
     for a in piles:
         for b in piles:
             out.append(f"{a}-{b}")
-            out.extend(f"{a}-{b}:{n}" for n in range(1, max_n + 1))  # ":1" is accepted
+            out.extend(f"{a}-{b}:{n}" for n in range(2, max_n + 1))  # ":N" for N >= 2
     return out

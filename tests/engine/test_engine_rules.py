@@ -448,9 +448,12 @@ def test_F4_sequence_moves_limited_by_empty_cells() -> None:
     after = s.apply("t0-t3:3")
     assert after.to_dict()["tableau"][3] == ["JH", "TS", "9H", "8S"]
     assert after.to_dict()["tableau"][0] == ["3S"]
-    # ":1" is the same as no count.
+    # One card is written without a count: ":1" is not a move (PROTOCOL.md), nor listed.
     one = pos("chinese_freecell", {0: "9H", 1: "TS"})
-    assert one.apply("t0-t1:1") == one.apply("t0-t1")
+    assert "t0-t1" in one.legal_moves() and "t0-t1:1" not in one.legal_moves()
+    with pytest.raises(EngineError) as refused_count:
+        one.apply("t0-t1:1")
+    assert refused_count.value.code == "bad_move"
 
 
 def test_F5_only_king_or_king_headed_sequence_to_empty_pile() -> None:
