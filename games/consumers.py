@@ -86,17 +86,22 @@ class RateLimiter:
 class JsonFrameConsumer(LeanWebsocketConsumer):
     """Shared plumbing: auth at connect, frame size and rate limits, `{"t", "d"}` parsing."""
 
+    # Whether a handshake with no credential may open it, as its REST twin may be read without
+    # one (a leaderboard). A wrong token is refused all the same, as REST refuses it.
+    public = False
+
     async def connect(self) -> None:
         # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.
         await self.accept()
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        signed_in = user is not None and user.is_authenticated
+        if not signed_in and not (self.public and self.scope.get("auth_via") != "token"):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
         self.limiter = RateLimiter()
         self.max_frame = settings.MAX_WS_FRAME_BYTES
-        group = sign_in_group(self.scope)
+        group = sign_in_group(self.scope) if signed_in else None
         if group is not None:
             self.sign_in_group = group
             await self.channel_layer.group_add(group, self.channel_name)
@@ -424,9 +429,11 @@ def _load_board(date: str, variant: str) -> tuple[str, dict] | AppError:
 
 
 class LeaderboardConsumer(JsonFrameConsumer):
-    """`/ws/leaderboards/{date}/{variant}`: the board on connect and whenever it changes."""
+    """`/ws/leaderboards/{date}/{variant}`: the board on connect and whenever it changes.
+    Public, as `GET /api/daily/{date}/{variant}/leaderboard` is."""
 
     frame_types = ("sync", "ping")
+    public = True
 
     async def on_connect(self) -> None:
         kwargs = self.scope["url_route"]["kwargs"]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
+from games import clock
 from server.asgi import application
 from tests.ws.helpers import track
 
@@ -38,6 +41,24 @@ async def test_wrong_token_closes_with_4401(user):  # noqa: ANN001
     comm = communicator("/ws/echo", [(b"authorization", b"Token " + b"f" * 40)])
     await comm.connect()
     assert await comm.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
+async def test_a_leaderboard_socket_is_public_as_its_rest_twin():
+    """`GET /api/daily/{date}/{variant}/leaderboard` needs no sign-in, nor does its socket (a
+    game socket does: test_game_socket); a wrong token is refused, as REST refuses it."""
+    path = f"/ws/leaderboards/{clock.today().isoformat()}/spanish"
+    comm = communicator(path)
+    connected, _ = await comm.connect()
+    assert connected
+    first = json.loads(await comm.receive_from())
+    assert first["t"] == "leaderboard" and first["d"]["entries"] == []
+    await comm.send_to(text_data='{"t": "sync"}')
+    assert json.loads(await comm.receive_from())["t"] == "leaderboard"
+    await comm.disconnect()
+
+    wrong = communicator(path, [(b"authorization", b"Token " + b"f" * 40)])
+    await wrong.connect()
+    assert await wrong.receive_output() == {"type": "websocket.close", "code": 4401}
 
 
 async def signed_in_browser(user):  # noqa: ANN001, ANN201
