@@ -1,11 +1,31 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.renderers import (
+    OpenApiJsonRenderer,
+    OpenApiJsonRenderer2,
+    OpenApiYamlRenderer,
+    OpenApiYamlRenderer2,
+)
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
 from server.errors import handler404 as json_not_found
 from server.health import HealthView
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI schema, in JSON unless YAML is asked for (`Accept: application/vnd.oai.openapi`
+    or `?format=yaml`): the API is JSON (PROTOCOL.md), and a client that fetches the schema
+    with no Accept header, or `*/*`, parses what it gets as JSON (drf-spectacular's default
+    is YAML)."""
+
+    renderer_classes = [
+        OpenApiJsonRenderer,
+        OpenApiJsonRenderer2,
+        OpenApiYamlRenderer,
+        OpenApiYamlRenderer2,
+    ]
 
 
 class DocsView(SpectacularSwaggerView):
@@ -22,7 +42,7 @@ api_patterns = [
     path("auth/logout", account_views.SessionLogoutView.as_view(), name="session-logout"),
     path("me", account_views.MeView.as_view(), name="me"),
     path("health", HealthView.as_view(), name="health"),
-    path("schema", SpectacularAPIView.as_view(), name="schema"),
+    path("schema", SchemaView.as_view(), name="schema"),
     path("docs", DocsView.as_view(url_name="schema"), name="docs"),
     path("", include("games.api.urls")),
     # Anything else under /api/ is a JSON 404, with DEBUG on as well (Django's would be HTML),

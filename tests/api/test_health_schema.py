@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -22,6 +23,19 @@ def test_health_is_503_when_the_database_is_down(anon, monkeypatch):  # noqa: AN
     res = anon.get("/api/health")
     assert res.status_code == 503
     assert res.json()["status"] == "degraded"
+
+
+@pytest.mark.parametrize("accept", [None, "*/*", "application/json"])
+def test_the_schema_is_json_unless_yaml_is_asked_for(anon, accept):  # noqa: ANN001
+    """The API is JSON: a client that fetches the schema with no Accept header parses JSON."""
+    headers = {} if accept is None else {"HTTP_ACCEPT": accept}
+    res = anon.get("/api/schema", **headers)
+    assert res.status_code == 200 and "json" in res["Content-Type"]
+    assert json.loads(res.content)["openapi"].startswith("3.")
+    yaml = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi")
+    assert yaml["Content-Type"].startswith("application/vnd.oai.openapi")
+    assert yaml.content.startswith(b"openapi: 3.")
+    assert anon.get("/api/schema?format=yaml").content.startswith(b"openapi: 3.")
 
 
 def test_openapi_schema_documents_the_protocol(anon):  # noqa: ANN001
