@@ -720,7 +720,8 @@ def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
         if game.ranked and current.revealed:
             raise AppError(
                 "illegal_move",
-                f"In a ranked game '{current.last_move}' cannot be undone: it turned a card up.",
+                f"In a ranked game the last move ({current.last_move}) cannot be undone: "
+                "it turned a card up.",
             )
         return _record(game, _engine_call(current.undo), UNDO)
 

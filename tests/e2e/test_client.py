@@ -99,6 +99,13 @@ def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
     page.unroute("**/api/daily")
     expect(page.get_by_test_id("daily-portuguese")).to_be_visible(timeout=15_000)
 
+    # A game route that names no game is not found, without asking the server for one.
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/games/" in r.url else None)
+    page.evaluate("location.hash = '#/watch/abc'")
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+    assert asked == []
+
     # A taken username is refused, and the page shows the server's own message.
     try:
         server.request("POST", "/api/auth/register", {"username": name, "password": "x" * 12})
@@ -364,6 +371,64 @@ def test_watch_live_game_and_reconnect(open_page, server: Server) -> None:
     shot(page, "09-watch-after-reconnect")
 
 
+def picked_count(page: Page, pile_id: str) -> int:
+    return pile(page, pile_id).locator(".card.picked").count()
+
+
+def test_keyboard_takes_the_next_count_a_move_allows_and_a_tap_after_a_drop_picks(
+    open_page, server: Server
+) -> None:
+    name, token = server.register()
+    page = open_page()
+    log_in(page, name, "/#/practice")
+
+    # Chinese FreeCell deal 104: pile t9's top three cards move together, and no move takes
+    # two. Enter picks one card, Enter again three (two has no move), Enter again lets go.
+    game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 104}, token)
+    legal = game["state"]["legal_moves"]
+    three = next(m for m in legal if m.startswith("t9-t") and m.endswith(":3"))
+    assert not any(m.startswith("t9-") and m.endswith(":2") for m in legal)
+    open_game(page, game["id"])
+    pile(page, "t9").focus()
+    page.keyboard.press("Enter")
+    expect(pile(page, "t9").locator(".card.picked")).to_have_count(1)
+    page.keyboard.press("Enter")
+    expect(pile(page, "t9").locator(".card.picked")).to_have_count(3)
+    page.keyboard.press("Enter")
+    expect(pile(page, "t9").locator(".card.picked")).to_have_count(0)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    dst = three.split("-")[1].split(":")[0]
+    moving = game["state"]["tableau"][9][-3:]
+    pile(page, dst).focus()
+    page.keyboard.press("Enter")
+    wait_version(page, 1)
+    assert piles(page)[dst][-3:] == moving
+
+    # Spanish: a click that drops a card on a pile, then a quick click on that pile picks the
+    # card just dropped; it is not a double click sending it to a foundation.
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 42}, token)
+    open_game(page, game["id"])
+    src, dst = tableau_moves(game["state"]["legal_moves"])[0]
+    card = game["state"]["tableau"][int(src[1:])][-1]
+    at_src, at_dst = top_card(page, src).bounding_box(), pile(page, dst).bounding_box()
+    page.mouse.click(at_src["x"] + at_src["width"] / 2, at_src["y"] + at_src["height"] / 2)
+    for _ in range(2):  # the drop, and at once the pick (well inside the double-click time)
+        page.mouse.click(at_dst["x"] + at_dst["width"] / 2, at_dst["y"] + 10)
+    wait_version(page, 1)
+    assert piles(page)[dst][-1] == card
+    assert picked_count(page, dst) == 1 and top_card(page, dst).get_attribute("data-card") == card
+
+    # A ranked Countess attempt: a draw turned a card up, which the server will not undo there,
+    # so Undo is off after it (a practice game undoes draws: test_practice_sequences_...).
+    date = server.request("GET", "/api/daily", token=token)["date"]
+    ranked = server.request("POST", f"/api/daily/{date}/countess/play", token=token)
+    open_game(page, ranked["id"])
+    pile(page, "stock").click()
+    wait_version(page, 1)
+    expect(page.get_by_test_id("undo")).to_be_disabled()
+
+
 def test_practice_sequences_double_click_draw_and_stock(open_page, server: Server) -> None:
     name, token = server.register()
     page = open_page()
@@ -399,6 +464,7 @@ def test_practice_sequences_double_click_draw_and_stock(open_page, server: Serve
     pile(page, "stock").click()
     wait_version(page, 1)
     assert len(piles(page)["waste"]) == 1
+    expect(page.get_by_test_id("undo")).to_be_enabled()
     expect(pile(page, "stock")).to_contain_text("47")
     # Quick clicks each draw a card: a face-down stock has no double click to a foundation.
     for _ in range(3):

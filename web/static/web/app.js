@@ -13,7 +13,7 @@
 import { ApiError, get, post } from "./api.js";
 import { GameView } from "./game.js";
 import { Leaderboard } from "./leaderboard.js";
-import { formatSeconds, h, modal, statusText, toast } from "./ui.js";
+import { formatSeconds, h, modal, plural, statusText, toast } from "./ui.js";
 
 const app = {
   me: null,
@@ -98,7 +98,7 @@ async function route() {
     if (!name) return await lobbyView(token);
     if (name === "practice") return await practiceView(token);
     if (name === "daily" && arg) return await dailyView(arg, token);
-    if ((name === "play" || name === "watch") && arg) return await gameView(Number(arg), name === "watch", token);
+    if ((name === "play" || name === "watch") && /^[1-9][0-9]*$/.test(arg || "")) return await gameView(Number(arg), name === "watch", token);
     setView(null, h("section", { class: "panel" }, h("h2", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
@@ -171,9 +171,9 @@ async function signinView() {
 function attemptLine(a) {
   if (!a) return "Not played yet";
   const parts = [statusText(a.status)];
-  if (a.status === "playing") parts.push(`${a.moves} moves so far`);
+  if (a.status === "playing") parts.push(`${plural(a.moves, "move")} so far`);
   else {
-    parts.push(`${a.moves} moves`, formatSeconds(a.seconds));
+    parts.push(plural(a.moves, "move"), formatSeconds(a.seconds));
     if (a.rank) parts.push(`rank #${a.rank}`);
   }
   if (a.foundation_cards != null && a.status !== "won") parts.push(`${a.foundation_cards} cards up`);
@@ -254,7 +254,7 @@ async function lobbyView(token) {
       mineBox.replaceChildren(...(games.length ? games.slice(0, 12).map((g) => h("li", {},
         h("a", { href: `#/play/${g.id}` }, `${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`,
           g.daily ? ` · daily ${g.daily.date}${g.daily.ranked ? "" : " (practice)"}` : g.deal ? ` · deal ${g.deal}` : ""),
-        h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${g.v} moves`))) : [h("li", { class: "muted" }, "No games yet.")]));
+        h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${plural(g.v, "move")}`))) : [h("li", { class: "muted" }, "No games yet.")]));
       return true;
     } catch (err) {
       mineBox.replaceChildren(h("li", {}, errorBox(err)));

@@ -130,10 +130,20 @@ export class GameView {
     this.root.dataset.v = String(this.server.v);
     this.root.dataset.pending = this.inflight ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
-    this.undoBtn.disabled = !playing || this.server.v === 0;
+    this.undoBtn.disabled = !playing || this.server.v === 0 || this.lastMoveRevealed(shown);
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
+  }
+
+  // Whether a ranked attempt's last move turned a card up, which the server will not undo
+  // (a draw; a play from Barricade A's stock, whose next card then shows). After an undo the
+  // move it would take back is not known here: the button stays on and the server judges.
+  lastMoveRevealed(shown) {
+    if (!(this.game.daily && this.game.daily.ranked)) return false;
+    const last = shown.last_move;
+    if (last === "draw") return true;
+    return typeof last === "string" && last.startsWith("stock-") && shown.stock && shown.stock.count > 0;
   }
 
   renderClock() {

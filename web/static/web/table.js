@@ -259,6 +259,16 @@ export class Table {
     return set;
   }
 
+  // The smallest count above `n` of cards from pile `id` that a legal move takes, or 0.
+  nextCount(id, n) {
+    let next = 0;
+    for (const m of this.legalMoves()) {
+      const p = parseMove(m);
+      if (p && !p.draw && p.from === id && p.n > n && (!next || p.n < next)) next = p.n;
+    }
+    return next;
+  }
+
   canPick(id, n = 1) {
     if (!this.state || this.readOnly || this.state.status !== "playing") return false;
     if (id[0] === "f") return false; // a card on a foundation never leaves it
@@ -342,7 +352,10 @@ export class Table {
       this.toFoundation(id);
       return;
     }
-    this.lastTap = { id, at: now };
+    // A tap that drops the picked card(s) on this pile ends a move: it is not the first half of
+    // a double tap, or a quick tap to pick the card just dropped would send it to a foundation.
+    const drops = !!this.picked && this.picked.pile !== id;
+    this.lastTap = drops ? null : { id, at: now };
     this.activate(id, n);
   }
 
@@ -487,12 +500,12 @@ export class Table {
     if (e.key === "Enter" || e.key === " ") {
       e.preventDefault();
       if (this.sequences && this.picked && this.picked.pile === id) {
-        // Enter again on the picked pile takes one more card, while a move allows it.
-        const bigger = this.picked.n + 1;
-        if (this.canPick(id, bigger) && this.targets(id, bigger).size) {
-          this.pick(id, bigger);
-          return;
-        }
+        // Enter again on the picked pile takes more cards: the next count some legal move
+        // takes (one to three may have no move where four has one); past the last, it cancels.
+        const bigger = this.nextCount(id, this.picked.n);
+        if (bigger) this.pick(id, bigger);
+        else this.cancel();
+        return;
       }
       this.activate(id, 1);
     } else if (e.key === "f" || e.key === "F") {

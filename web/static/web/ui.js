@@ -30,6 +30,11 @@ export function formatSeconds(total) {
   return hours ? `${hours}:${String(minutes).padStart(2, "0")}:${seconds}` : `${minutes}:${seconds}`;
 }
 
+// "1 move", "2 moves".
+export function plural(count, word) {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
 export function statusText(status) {
   return { playing: "Playing", won: "Won", stuck: "Stuck", resigned: "Resigned" }[status] || status || "";
 }
