@@ -17,7 +17,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from games import clock, consumers, engine, services, state_cache
-from games.loop_writer import LoopBatchWriter
+from games.loop_writer import LoopBatchWriter, connection_params
 from games.models import DailyChallenge, Game, Move, VariantRecord
 from games.services import MoveRequest
 from tests.batches import EXPECTED, kinds, legal, mixed_batch
@@ -156,6 +156,48 @@ def test_a_batch_the_loop_writer_fails_is_played_on_a_thread(user, monkeypatch):
     [(version, frames)] = _on_a_loop(lambda _writer: _through_a_batcher([request]))
     assert version == 1 and frames[0].v == 1
     assert Move.objects.filter(game=game).count() == 1
+
+
+def test_a_writer_connection_the_database_ends_is_replaced_and_no_move_is_lost(user, caplog):  # noqa: ANN001
+    """PostgreSQL ends the loop writer's connection between two batches (a restart, a killed
+    backend): the next batch fails on it and is played on a thread, and the one after opens a
+    new connection. Every move is answered once and stored once."""
+    game = services.start_practice(user, "portuguese", 1)
+    params = connection_params()
+
+    def terminate(pid: int) -> None:
+        with psycopg.connect(**params) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+    async def play() -> tuple[list, list[int]]:
+        batcher = consumers._new_batcher()
+        writer = batcher.close.__self__  # the batcher's LoopBatchWriter
+        answers, pids = [], []
+        move, v = legal(game)[0], 0
+        try:
+            for _ in range(3):
+                [answer] = await batcher.run([MoveRequest(game.pk, user, move, v)])
+                answers.append(answer)
+                v, frames = answer
+                move = orjson.loads(frames[0].text)["d"]["legal_moves"][0]
+                pids += [c.info.backend_pid for c in writer.open if not c.broken]
+                if len(answers) == 1:
+                    await asyncio.to_thread(terminate, pids[0])
+        finally:
+            await batcher.close()
+        return answers, pids
+
+    answers, pids = asyncio.run(play())
+    retried = [r for r in caplog.records if "retrying it on a thread" in r.getMessage()]
+    assert len(retried) == 1  # the second batch, on the ended connection
+    assert [v for v, _ in answers] == [1, 2, 3]
+    assert pids[0] not in pids[1:] and len(set(pids[1:])) == 1  # a new connection, kept
+    assert list(Move.objects.filter(game=game).values_list("n", flat=True).order_by("n")) == [
+        1,
+        2,
+        3,
+    ]
+    call_command("replay_verify")
 
 
 def test_the_lock_query_sends_the_state_only_when_this_process_lacks_it(user):  # noqa: ANN001
