@@ -32,6 +32,9 @@ def test_the_schema_is_json_unless_yaml_is_asked_for(anon, accept):  # noqa: ANN
     res = anon.get("/api/schema", **headers)
     assert res.status_code == 200 and "json" in res["Content-Type"]
     assert json.loads(res.content)["openapi"].startswith("3.")
+
+
+def test_the_schema_is_yaml_where_asked_for(anon):  # noqa: ANN001
     yaml = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi")
     assert yaml["Content-Type"].startswith("application/vnd.oai.openapi")
     assert yaml.content.startswith(b"openapi: 3.")

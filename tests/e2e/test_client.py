@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.flows import (
     PASSWORD,
@@ -371,8 +371,9 @@ def test_watch_live_game_and_reconnect(open_page, server: Server) -> None:
     shot(page, "09-watch-after-reconnect")
 
 
-def picked_count(page: Page, pile_id: str) -> int:
-    return pile(page, pile_id).locator(".card.picked").count()
+def picked(page: Page, pile_id: str) -> Locator:
+    """The cards of a pile that are picked up (a click or Enter picked them, none dropped yet)."""
+    return pile(page, pile_id).locator(".card.picked")
 
 
 def test_keyboard_takes_the_next_count_a_move_allows_and_a_tap_after_a_drop_picks(
@@ -391,11 +392,11 @@ def test_keyboard_takes_the_next_count_a_move_allows_and_a_tap_after_a_drop_pick
     open_game(page, game["id"])
     pile(page, "t9").focus()
     page.keyboard.press("Enter")
-    expect(pile(page, "t9").locator(".card.picked")).to_have_count(1)
+    expect(picked(page, "t9")).to_have_count(1)
     page.keyboard.press("Enter")
-    expect(pile(page, "t9").locator(".card.picked")).to_have_count(3)
+    expect(picked(page, "t9")).to_have_count(3)
     page.keyboard.press("Enter")
-    expect(pile(page, "t9").locator(".card.picked")).to_have_count(0)
+    expect(picked(page, "t9")).to_have_count(0)
     page.keyboard.press("Enter")
     page.keyboard.press("Enter")
     dst = three.split("-")[1].split(":")[0]
@@ -417,7 +418,7 @@ def test_keyboard_takes_the_next_count_a_move_allows_and_a_tap_after_a_drop_pick
         page.mouse.click(at_dst["x"] + at_dst["width"] / 2, at_dst["y"] + 10)
     wait_version(page, 1)
     assert piles(page)[dst][-1] == card
-    assert picked_count(page, dst) == 1 and top_card(page, dst).get_attribute("data-card") == card
+    assert picked(page, dst).count() == 1 and top_card(page, dst).get_attribute("data-card") == card
 
     # A ranked Countess attempt: a draw turned a card up, which the server will not undo there,
     # so Undo is off after it (a practice game undoes draws: test_practice_sequences_...).
