@@ -100,6 +100,25 @@ def server_cpu_seconds(server: Daphne) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def server_wait_seconds(server: Daphne) -> float:
+    """Time the server's threads spent ready to run but waiting for a core, so far (Linux
+    /proc/PID/task/TID/schedstat, its second field; NaN elsewhere). A process busy less than a
+    whole core may be short of work, or pushed off its core by the database and the clients:
+    this tells the two apart."""
+    total = 0
+    for pid in server.pids():
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            return float("nan")
+        for task in tasks:
+            try:
+                total += int((task / "schedstat").read_text().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # a thread that ended meanwhile
+    return total / 1e9
+
+
 def machine_cpu_seconds() -> tuple[float, float]:
     """The whole machine's busy and stolen CPU time so far, over all cores (Linux /proc/stat;
     NaN elsewhere). Steal is time this VM was ready to run and its host ran something else."""
@@ -113,17 +132,19 @@ def machine_cpu_seconds() -> tuple[float, float]:
 
 
 class Clocks:
-    """CPU time so far: the server's processes, the clients (this process), the machine."""
+    """CPU time so far: the server's processes (and their wait for a core), the clients
+    (this process), the machine."""
 
     def __init__(self, server: Daphne) -> None:
         self.server = server_cpu_seconds(server)
+        self.server_wait = server_wait_seconds(server)
         times = os.times()
         self.clients = times.user + times.system
         self.machine, self.steal = machine_cpu_seconds()
 
     def since(self, start: Clocks) -> Clocks:
         spent = object.__new__(Clocks)
-        for name in ("server", "clients", "machine", "steal"):
+        for name in ("server", "server_wait", "clients", "machine", "steal"):
             setattr(spent, name, getattr(self, name) - getattr(start, name))
         return spent
 
@@ -330,7 +351,8 @@ class Cell:
     def cpu_row(self, label: str, n: int) -> str:
         """Where the machine's CPU went, per message, and how busy the machine was: the
         server, the clients, the rest (PostgreSQL, Redis and anything else running), in µs;
-        busy and stolen cores over the windows' time."""
+        the server's running and waiting (ready, but with no core free) cores, and the
+        machine's busy and stolen cores, over the windows' time."""
         cells = []
         for kind, windows in (
             ("echo", [e for e, _ in self.rounds]),
@@ -340,11 +362,13 @@ class Cell:
                 self.cpu_per(windows, part) * 1e6 for part in ("server", "clients", "machine")
             )
             elapsed = sum(w.elapsed for w in windows)
-            busy = sum(w.cpu.machine for w in windows) / elapsed
-            steal = sum(w.cpu.steal for w in windows) / elapsed
+            running, waiting, busy, steal = (
+                sum(getattr(w.cpu, part) for w in windows) / elapsed
+                for part in ("server", "server_wait", "machine", "steal")
+            )
             cells.append(
                 f"{kind} | {server:.0f} | {clients:.0f} | {machine - server - clients:.0f} "
-                f"| {busy:.2f} | {steal:.2f}"
+                f"| {running:.2f} | {waiting:.2f} | {busy:.2f} | {steal:.2f}"
             )
         return "\n".join(f"| {label} | {n} | {c} |" for c in cells)
 
@@ -427,14 +451,15 @@ def main() -> None:
     print()
     print(
         "Where the CPU went, per message over all rounds (µs: the server's processes, the "
-        "clients, the rest of the machine: the database and anything else), and the machine's "
-        f"busy and stolen cores in the windows, of its {os.cpu_count()})"
+        "clients, the rest of the machine: the database and anything else); the server's "
+        "cores running and waiting for a core (ready to run, none free), and the machine's "
+        f"busy and stolen cores, in the windows, of its {os.cpu_count()})"
     )
     print(
         "| backend | clients | window | server µs | clients µs | rest µs "
-        "| busy cores | steal cores |"
+        "| server running | server waiting | busy cores | steal cores |"
     )
-    print("|" + "---|" * 8)
+    print("|" + "---|" * 10)
     for _, cpu_row in rows:
         print(cpu_row)
 
