@@ -10,7 +10,10 @@ COPY games ./games
 COPY accounts ./accounts
 COPY web ./web
 COPY manage.py ./
-RUN pip install --no-cache-dir . && python manage.py collectstatic --noinput
+# collectstatic with DEBUG=0, so it writes the gzipped copies production serves (the build's
+# key is only there to start Django; the running image takes SECRET_KEY from its environment).
+RUN pip install --no-cache-dir . \
+    && DEBUG=0 SECRET_KEY=build-only-collectstatic-key python manage.py collectstatic --noinput
 
 EXPOSE 8000
 # Migrate, then serve. Daily challenges are made on the first request of a day if no job ran.

@@ -21,7 +21,7 @@ from accounts.serializers import (
 )
 from server.errors import AppError
 from server.json_input import validated
-from server.openapi import BAD_TOKEN, SIGNED_IN, errors
+from server.openapi import BAD_TOKEN, BODY, SIGNED_IN, errors
 from server.ws_auth import end_session_sockets
 
 # Sign-up and sign-in: a malformed body, and the throttle on guessing (AuthThrottle).
@@ -49,7 +49,7 @@ class RegisterView(APIView):
         request=CredentialsSerializer,
         responses={
             201: RegisteredSerializer,
-            **errors(*CREDENTIALS, "weak_password", "username_taken"),
+            **errors(*CREDENTIALS, "weak_password", "username_taken", *BODY),
         },
         examples=[
             OpenApiExample(
@@ -93,7 +93,7 @@ class TokenView(APIView):
 
     @extend_schema(
         request=LoginSerializer,
-        responses={200: TokenSerializer, **errors(*CREDENTIALS, "authentication_failed")},
+        responses={200: TokenSerializer, **errors(*CREDENTIALS, "authentication_failed", *BODY)},
         summary="Exchange username and password for the API token",
     )
     def post(self, request: Request) -> Response:
@@ -120,7 +120,10 @@ class SessionLoginView(APIView):
 
     @extend_schema(
         request=LoginSerializer,
-        responses={200: RegisteredSerializer, **errors(*CREDENTIALS, "authentication_failed")},
+        responses={
+            200: RegisteredSerializer,
+            **errors(*CREDENTIALS, "authentication_failed", *BODY),
+        },
         summary="Sign in with a session cookie (browser client); also returns the token",
     )
     def post(self, request: Request) -> Response:

@@ -26,7 +26,7 @@ from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
-from server.ws_auth import CLOSE_UNAUTHENTICATED, sign_in_group
+from server.ws_auth import CLOSE_UNAUTHENTICATED
 
 log = logging.getLogger(__name__)
 
@@ -101,15 +101,9 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         self.user = user
         self.limiter = RateLimiter()
         self.max_frame = settings.MAX_WS_FRAME_BYTES
-        group = sign_in_group(self.scope) if signed_in else None
-        if group is not None:
-            self.sign_in_group = group
-            await self.channel_layer.group_add(group, self.channel_name)
+        if signed_in:
+            await self.follow_sign_in()
         await self.on_connect()
-
-    async def sign_in_ended(self, event: dict) -> None:
-        """The session this socket signed in with has signed out, or its token was revoked."""
-        await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def on_connect(self) -> None:
         raise NotImplementedError
@@ -130,9 +124,9 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         await self.close(code=close_code)
 
     async def disconnect(self, code: int) -> None:
-        for name in ("group", "sign_in_group"):
-            if hasattr(self, name):
-                await self.channel_layer.group_discard(getattr(self, name), self.channel_name)
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await super().disconnect(code)
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
         await self.send(text_data=encode(frame))
@@ -157,7 +151,7 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         if text_data is None:
             await self.send_error("bad_message", "Frames are JSON text, not binary.")
             return
-        if len(text_data) > self.max_frame:
+        if _too_large(text_data, self.max_frame):
             await self.send_error("bad_message", f"Frame too large (limit {self.max_frame} bytes).")
             return
         try:
@@ -213,10 +207,17 @@ def _is_id(value: Any) -> bool:
     )
 
 
+def _too_large(text: str, limit: int) -> bool:
+    """Whether a frame is over `limit` bytes on the wire: its UTF-8 length, not its count of
+    characters (a '€' is three bytes). A frame of at most a quarter of the limit in characters
+    is within it whatever they are, so only a long one is encoded to be measured."""
+    return len(text) > limit >> 2 and len(text.encode("utf-8", "surrogatepass")) > limit
+
+
 def _frame_id(text_data: str | None) -> Any:
     """The `id` of a frame refused before it was read (rate_limited), so the client can tell
     which of its messages was dropped; None if the frame has no usable one."""
-    if text_data is None or len(text_data) > settings.MAX_WS_FRAME_BYTES:
+    if text_data is None or _too_large(text_data, settings.MAX_WS_FRAME_BYTES):
         return None
     try:
         data = orjson.loads(text_data).get("d")

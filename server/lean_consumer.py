@@ -106,6 +106,26 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         self.closing = True
         await super().close(code, reason)
 
+    async def follow_sign_in(self) -> None:
+        """Join the group of the session or token this socket signed in with, so that signing
+        out, or revoking the token, closes it with 4401 on whichever process holds it."""
+        from server.ws_auth import sign_in_group  # Django's auth: imported once apps are ready
+
+        group = sign_in_group(self.scope)
+        if group is not None:
+            self.sign_in_group = group
+            await self.channel_layer.group_add(group, self.channel_name)
+
+    async def sign_in_ended(self, event: dict) -> None:
+        """The session this socket signed in with has signed out, or its token was revoked."""
+        from server.ws_auth import CLOSE_UNAUTHENTICATED
+
+        await self.close(code=CLOSE_UNAUTHENTICATED)
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "sign_in_group"):
+            await self.channel_layer.group_discard(self.sign_in_group, self.channel_name)
+
     async def websocket_disconnect(self, message: dict) -> None:
         self.closing = True
         await super().websocket_disconnect(message)

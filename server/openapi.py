@@ -42,6 +42,9 @@ GAME_WRITE = (*GAME_READ, "invalid", "illegal_move", "stale_version", "game_over
 CHALLENGE = ("bad_date", "unknown_variant", "not_found")
 # A page of a leaderboard.
 PAGING = ("bad_request",)
+# An endpoint that reads a JSON body: a body that is not JSON, not sent as JSON, over the size
+# limit, or sent chunked (server.middleware.BodySizeLimitMiddleware).
+BODY = ("bad_json", "unsupported_media_type", "too_large", "length_required")
 
 
 def errors(*codes: str) -> dict[int, OpenApiResponse]:

@@ -15,7 +15,7 @@ from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
 from server.json_input import validated
-from server.openapi import BAD_TOKEN, GAME_READ, GAME_WRITE, SIGNED_IN, errors
+from server.openapi import BAD_TOKEN, BODY, GAME_READ, GAME_WRITE, SIGNED_IN, errors
 
 GAME_EXAMPLE = OpenApiExample(
     "A Countess game",
@@ -99,7 +99,7 @@ class GameListView(APIView):
 
     @extend_schema(
         request=s.NewGameSerializer,
-        responses={201: s.GameSerializer, **errors(*SIGNED_IN, "invalid")},
+        responses={201: s.GameSerializer, **errors(*SIGNED_IN, "invalid", *BODY)},
         examples=[
             OpenApiExample(
                 "Practice deal 1", value={"variant": "portuguese", "deal": 1}, request_only=True
@@ -134,7 +134,7 @@ class MoveListView(APIView):
 
     @extend_schema(
         request=s.MoveRequestSerializer,
-        responses={200: s.GameSerializer, **errors(*GAME_WRITE)},
+        responses={200: s.GameSerializer, **errors(*GAME_WRITE, *BODY)},
         examples=[
             OpenApiExample("Move a card", value={"move": "t3-f0", "v": 12}, request_only=True),
             GAME_EXAMPLE,
@@ -149,7 +149,7 @@ class MoveListView(APIView):
 class UndoView(APIView):
     @extend_schema(
         request=s.UndoRequestSerializer,
-        responses={200: s.GameSerializer, **errors(*GAME_WRITE)},
+        responses={200: s.GameSerializer, **errors(*GAME_WRITE, *BODY)},
         summary="Undo the last move (it counts as a move)",
     )
     def post(self, request: Request, game_id: int) -> Response:

@@ -198,3 +198,32 @@ def test_schema_examples_show_what_their_side_really_carries(anon):  # noqa: ANN
     assert checked >= 6
     register = schema["paths"]["/api/auth/register"]["post"]["responses"]["201"]
     assert "password" not in str(register["content"]["application/json"]["examples"])
+
+
+def test_every_endpoint_that_reads_a_body_documents_its_refusals(api):  # noqa: ANN001
+    """A body that is not JSON, not sent as JSON, over the limit or sent chunked is refused
+    before the view reads it; every endpoint with a request body lists those refusals in its
+    schema."""
+    schema = api.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    game = api.post("/api/games", {"variant": "spanish", "deal": 3}, format="json").json()
+    bodies = [
+        ("{not json", "application/json", {}),
+        ('{"move": "draw"}', "text/plain", {}),
+        (json.dumps({"pad": "x" * 70_000}), "application/json", {}),
+        ("", "application/json", {"HTTP_TRANSFER_ENCODING": "chunked"}),
+    ]
+    refusals = ("bad_json", "unsupported_media_type", "too_large", "length_required")
+    checked = 0
+    for path, operations in schema["paths"].items():
+        url = path.replace("{game_id}", str(game["id"]))
+        for method, op in operations.items():
+            if "requestBody" not in op:
+                continue
+            for body, content_type, headers in bodies:
+                res = api.generic(method.upper(), url, body, content_type=content_type, **headers)
+                code = res.json()["code"]
+                assert code in refusals, (path, code)
+                documented = op["responses"].get(str(res.status_code), {}).get("description", "")
+                assert f"`{code}`" in documented, (method, path, res.status_code, code)
+                checked += 1
+    assert checked >= 6 * len(bodies)

@@ -183,6 +183,22 @@ async def test_oversized_frame_is_refused(user):  # noqa: ANN001
     await comm.disconnect()
 
 
+async def test_the_frame_limit_counts_bytes_not_characters(user):  # noqa: ANN001
+    """30,000 euro signs are 90,000 bytes on the wire: over the 64 KiB limit, though fewer
+    characters than it. Just under it in bytes, a frame of them is read."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await comm.send_to(text_data=json.dumps({"t": "ping", "pad": "€" * 30_000}, ensure_ascii=False))
+    err = await recv(comm)
+    assert err["d"]["code"] == "bad_message" and "too large" in err["d"]["detail"]
+    fits = json.dumps({"t": "ping", "pad": "€" * 21_800}, ensure_ascii=False)
+    assert len(fits.encode()) <= 65_536
+    await comm.send_to(text_data=fits)
+    assert await recv(comm) == {"t": "pong"}
+    await comm.disconnect()
+
+
 async def test_binary_frame_is_refused(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)

@@ -97,12 +97,15 @@ async def test_signing_out_closes_the_sessions_sockets_and_only_them(user):  # n
     browser = socket_to(f"/ws/games/{game.pk}")
     assert (await browser.connect())[0]
     assert (await recv(browser))["t"] == "state"
+    browser_echo = socket_to("/ws/echo")
+    assert (await browser_echo.connect())[0]
     app = await connect(f"/ws/games/{game.pk}", user)
     assert (await recv(app))["t"] == "state"
 
     assert (await sync_to_async(client.post)("/api/auth/logout")).status_code == 204
 
     assert await browser.receive_output() == {"type": "websocket.close", "code": 4401}
+    assert await browser_echo.receive_output() == {"type": "websocket.close", "code": 4401}
     await send(app, "ping")
     assert (await recv(app))["t"] == "pong"
 
@@ -119,6 +122,7 @@ async def test_revoking_the_token_closes_its_sockets_and_only_them(user):  # noq
     game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
     app = await connect(f"/ws/games/{game.pk}", user)
     assert (await recv(app))["t"] == "state"
+    app_echo = await connect("/ws/echo", user)
     _, socket_to = await signed_in_browser(user)
     browser = socket_to(f"/ws/games/{game.pk}")
     assert (await browser.connect())[0]
@@ -127,6 +131,7 @@ async def test_revoking_the_token_closes_its_sockets_and_only_them(user):  # noq
     await sync_to_async(revoke_token)(user)
 
     assert await app.receive_output() == {"type": "websocket.close", "code": 4401}
+    assert await app_echo.receive_output() == {"type": "websocket.close", "code": 4401}
     await send(browser, "ping")
     assert (await recv(browser))["t"] == "pong"
 
