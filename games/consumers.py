@@ -156,8 +156,8 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             return
         try:
             frame = orjson.loads(text_data)
-        except ValueError:  # orjson.JSONDecodeError is one
-            await self.send_error("bad_message", "Frames must be JSON objects.")
+        except ValueError as exc:  # orjson.JSONDecodeError is one; it says where and why
+            await self.send_error("bad_message", f"Frames must be JSON objects: {exc}.")
             return
         if not isinstance(frame, dict) or not isinstance(frame.get("t"), str):
             await self.send_error("bad_message", 'A frame is an object {"t": TYPE, "d": DATA}.')

@@ -131,8 +131,9 @@ def user_stats(user) -> dict[str, Any]:  # noqa: ANN001
 
 
 def rank_of(game: Game) -> int | None:
-    """The rank of a finished ranked attempt on its daily leaderboard; None for practice."""
-    if not game.ranked or not game.finished:
+    """The rank of a ranked attempt on its daily leaderboard, once it is there: finished, or
+    left open when its day ended (it counts as it stands); None for practice."""
+    if not game.ranked or not (game.finished or game.day_over):
         return None
     from games.leaderboards import rank_of_game
 

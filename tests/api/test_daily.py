@@ -294,6 +294,7 @@ def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # no
     # The open attempt counts as it stands on the past board.
     board = api.get(f"/api/daily/{date}/portuguese/leaderboard").json()
     assert board["total"] == 1 and board["entries"][0]["status"] == "playing"
+    assert revealed["rank"] == board["entries"][0]["rank"] == 1  # the game says its place too
     practice = api.post(f"/api/daily/{date}/portuguese/play")
     assert practice.status_code == 201
     assert practice.json()["daily"]["ranked"] is False

@@ -171,6 +171,17 @@ async def test_malformed_frames_are_bad_message_and_change_nothing(user, raw):  
     await comm.disconnect()
 
 
+async def test_a_frame_that_is_not_json_is_told_where_it_fails(user):  # noqa: ANN001
+    """NaN is not JSON: the refusal says so and where, not only that frames are objects."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await comm.send_to(text_data='{"t": "move", "d": {"move": "t0-t2", "v": NaN}}')
+    err = (await recv(comm))["d"]
+    assert err["code"] == "bad_message" and "line 1 column 43" in err["detail"], err
+    await comm.disconnect()
+
+
 async def test_oversized_frame_is_refused(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)
