@@ -26,7 +26,6 @@ from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
-from server.ws_auth import CLOSE_UNAUTHENTICATED
 
 log = logging.getLogger(__name__)
 
@@ -86,23 +85,12 @@ class RateLimiter:
 class JsonFrameConsumer(LeanWebsocketConsumer):
     """Shared plumbing: auth at connect, frame size and rate limits, `{"t", "d"}` parsing."""
 
-    # Whether a handshake with no credential may open it, as its REST twin may be read without
-    # one (a leaderboard). A wrong token is refused all the same, as REST refuses it.
-    public = False
-
     async def connect(self) -> None:
-        # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.
-        await self.accept()
-        user = self.scope.get("user")
-        signed_in = user is not None and user.is_authenticated
-        if not signed_in and not (self.public and self.scope.get("auth_via") != "token"):
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        if not await self.admit():
             return
-        self.user = user
+        self.user = self.scope.get("user")
         self.limiter = RateLimiter()
         self.max_frame = settings.MAX_WS_FRAME_BYTES
-        if signed_in:
-            await self.follow_sign_in()
         await self.on_connect()
 
     async def on_connect(self) -> None:

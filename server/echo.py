@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from server.lean_consumer import LeanWebsocketConsumer
-from server.ws_auth import CLOSE_UNAUTHENTICATED
 
 
 class EchoConsumer(LeanWebsocketConsumer):
@@ -11,13 +10,7 @@ class EchoConsumer(LeanWebsocketConsumer):
     one does when that sign-in ends."""
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        await self.accept()
-        if user is None or not user.is_authenticated:
-            # Accept first: a close before accept is an HTTP 403 and the code would be lost.
-            await self.close(code=CLOSE_UNAUTHENTICATED)
-            return
-        await self.follow_sign_in()
+        await self.admit()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if text_data is not None:

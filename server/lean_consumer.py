@@ -13,6 +13,9 @@ from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
 
 SEND_MANY = "websocket.send_many"  # the ASGI extension server.daphne_server offers
+# The close code every socket uses when its handshake carried no valid sign-in, or that sign-in
+# has ended (PROTOCOL.md).
+CLOSE_UNAUTHENTICATED = 4401
 
 
 class LeanWebsocketConsumer(AsyncWebsocketConsumer):
@@ -33,6 +36,9 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
     """
 
     closing = False
+    # Whether a handshake with no credential may open it, as its REST twin may be read without
+    # one (a leaderboard).
+    public = False
     # The queue the server fills with this socket's frames, where it exposes one (daphne's
     # `receive` is an asyncio.Queue's get, as is Channels' test communicator's); see `pipelined`.
     inbound: asyncio.Queue | None = None
@@ -106,20 +112,31 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         self.closing = True
         await super().close(code, reason)
 
-    async def follow_sign_in(self) -> None:
-        """Join the group of the session or token this socket signed in with, so that signing
-        out, or revoking the token, closes it with 4401 on whichever process holds it."""
+    async def admit(self) -> bool:
+        """Accept the handshake, then keep the socket only if it may be open: signed in, or a
+        `public` socket opened with no credential (a wrong token is refused all the same, as
+        REST refuses it); else close with 4401. A signed-in socket joins the group of the
+        session or token it signed in with, so signing out, or revoking the token, closes it
+        with 4401 on whichever process holds it."""
         from server.ws_auth import sign_in_group  # Django's auth: imported once apps are ready
 
+        # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.
+        await self.accept()
+        user = self.scope.get("user")
+        signed_in = user is not None and user.is_authenticated
+        if not signed_in:
+            if self.public and self.scope.get("auth_via") != "token":
+                return True
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return False
         group = sign_in_group(self.scope)
         if group is not None:
             self.sign_in_group = group
             await self.channel_layer.group_add(group, self.channel_name)
+        return True
 
     async def sign_in_ended(self, event: dict) -> None:
         """The session this socket signed in with has signed out, or its token was revoked."""
-        from server.ws_auth import CLOSE_UNAUTHENTICATED
-
         await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def disconnect(self, code: int) -> None:

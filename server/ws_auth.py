@@ -20,9 +20,6 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http.request import validate_host
 
-# The close code every socket uses when its handshake carried no valid sign-in (PROTOCOL.md).
-CLOSE_UNAUTHENTICATED = 4401
-
 
 def _header(scope: dict, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
