@@ -88,35 +88,26 @@ def bench_env(backend: str, workdir: Path) -> dict[str, str]:
     return env
 
 
-def server_cpu_seconds(server: Daphne) -> float:
-    """User + system CPU time of the server's processes so far (Linux /proc; NaN elsewhere)."""
-    total = 0
+def server_seconds(server: Daphne) -> tuple[float, float]:
+    """The server's processes so far: user + system CPU time (/proc/PID/stat), and the time
+    their threads spent ready to run but waiting for a core (/proc/PID/task/TID/schedstat, its
+    second field). Linux; NaN elsewhere. A process busy less than a whole core may be short of
+    work, or pushed off its core by the database and the clients: the wait tells the two
+    apart."""
+    ticks, waited = 0, 0
     for pid in server.pids():
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return float("nan")
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def server_wait_seconds(server: Daphne) -> float:
-    """Time the server's threads spent ready to run but waiting for a core, so far (Linux
-    /proc/PID/task/TID/schedstat, its second field; NaN elsewhere). A process busy less than a
-    whole core may be short of work, or pushed off its core by the database and the clients:
-    this tells the two apart."""
-    total = 0
-    for pid in server.pids():
-        try:
             tasks = list(Path(f"/proc/{pid}/task").iterdir())
         except OSError:
-            return float("nan")
+            return float("nan"), float("nan")
+        ticks += int(fields[11]) + int(fields[12])
         for task in tasks:
             try:
-                total += int((task / "schedstat").read_text().split()[1])
+                waited += int((task / "schedstat").read_text().split()[1])
             except (OSError, IndexError, ValueError):
                 continue  # a thread that ended meanwhile
-    return total / 1e9
+    return ticks / os.sysconf("SC_CLK_TCK"), waited / 1e9
 
 
 def machine_cpu_seconds() -> tuple[float, float]:
@@ -136,8 +127,7 @@ class Clocks:
     (this process), the machine."""
 
     def __init__(self, server: Daphne) -> None:
-        self.server = server_cpu_seconds(server)
-        self.server_wait = server_wait_seconds(server)
+        self.server, self.server_wait = server_seconds(server)
         times = os.times()
         self.clients = times.user + times.system
         self.machine, self.steal = machine_cpu_seconds()
