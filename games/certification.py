@@ -13,11 +13,16 @@ import time
 from dataclasses import dataclass
 
 from games import engine
+from games.engine.deal import MAX_SERVED_DEAL
 from games.engine.solver import solve
 
 # Variants whose daily deal must be proven winnable; the others are chosen by par (RULES W1).
 WINNABLE = ("portuguese", "spanish", "chinese_freecell")
-MAX_DAILY_DEAL = 1_000_000_000
+# Daily deals come from the whole range a client may ask for. The cards a player sees narrow a
+# deal number down among those it could be: over a range of 10^9, the first cards seen and a
+# brute force of an hour's CPU named the deal, and so the face-down stock of Countess and
+# Barricade A. Over 2^53 the same search would take centuries.
+MAX_DAILY_DEAL = MAX_SERVED_DEAL
 
 
 @dataclass(frozen=True)

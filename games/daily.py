@@ -13,6 +13,7 @@ import datetime as dt
 import multiprocessing as mp
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -39,18 +40,31 @@ def run_certify(date: dt.date, variant: str) -> Certificate:
     """Certify in a worker process when DAILY_CERTIFY_IN_PROCESS_POOL is on (the default).
 
     The solver is pure CPU; run in a request thread it would hold the GIL for seconds and slow
-    every other request of the server, so it runs in its own process on another core.
+    every other request of the server, so it runs in its own process on another core. A worker
+    that died (killed, out of memory) breaks its pool for good: the pool is replaced and the
+    job tried once more, or no day after that would get its challenges until a restart.
     """
-    global _pool
     if not getattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False):
         return certify(date, variant)
+    args = (certification.certify, settings.DAILY_SECRET, date, variant, BUDGETS[variant])
+    pool = _certify_pool()
+    try:
+        return pool.submit(*args).result()
+    except BrokenProcessPool:
+        return _certify_pool(replacing=pool).submit(*args).result()
+
+
+def _certify_pool(replacing: ProcessPoolExecutor | None = None) -> ProcessPoolExecutor:
+    """The process pool, made on first use; a new one if `replacing` is still the current one
+    (two threads that saw it break replace it once)."""
+    global _pool
     with _pool_guard:
+        if _pool is not None and _pool is replacing:
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
         if _pool is None:
             _pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
-    job = _pool.submit(
-        certification.certify, settings.DAILY_SECRET, date, variant, BUDGETS[variant]
-    )
-    return job.result()
+        return _pool
 
 
 _locks: dict[tuple[dt.date, str], threading.Lock] = {}

@@ -27,6 +27,7 @@ from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 
 from games import engine, state_cache
+from games.engine.deal import MAX_SERVED_DEAL
 from games.models import VARIANT_IDS, DailyChallenge, Deal, Game, Move
 from server.errors import AppError
 
@@ -47,10 +48,7 @@ _LOCK_SQL = (
     f"SELECT {_LOCKED_COLUMNS}, CAST(g.state AS TEXT) AS state_json, {_LOCK_EXTRAS} "
     f"FROM {Game._meta.db_table} g {_LOCK_JOINS} WHERE g.id"
 )
-# RULES.md D2 sets no upper bound and the engine deals up to 10^20 (PySolFC's range). The API
-# stops at 2^53 - 1, the largest whole number a JSON number carries exactly into every client
-# (JavaScript's Number.MAX_SAFE_INTEGER): a larger one would reach a browser as another deal.
-MAX_DEAL = 2**53 - 1
+MAX_DEAL = MAX_SERVED_DEAL  # the engine deals up to 10^20; the API stops at 2^53 - 1
 
 
 @dataclass
@@ -705,7 +703,9 @@ def _in_transaction(conn: Any) -> bool:
 
 
 def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
-    """Step back one move. The state is rebuilt by replaying the history, the source of truth.
+    """Step back one move: the last move that still stands is taken back from the stored
+    position (engine `State.before`), whose cost does not grow with the game. Replaying the
+    whole history instead took 1.5 s, under the row lock, for a game of 100,000 moves.
 
     In a ranked attempt a move that turned a face-down card up (a `draw`, or a play from
     Barricade A's stock, whose next card then shows) cannot be undone: undoing it would let the
@@ -713,17 +713,47 @@ def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
     """
     with locked_game(game_id, user) as game:
         _check_playable(game, v)
-        history = list(game.move_rows.order_by("n").values_list("move", flat=True))
-        current = _engine_call(engine.replay, game.deal.variant, game.deal.number, history)
-        if current.last_move is None:
+        last = _last_standing_move(game)
+        if last is None:
             raise AppError("illegal_move", "There is no move to undo.")
-        if game.ranked and current.revealed:
+        current = game.engine_state or _engine_call(engine.State.from_dict, game.state)
+        try:
+            previous = current.before(last)
+        except engine.EngineError:  # the stored position is not what its moves make: replay
+            log.error("game %s: stored state does not end with %s; replaying", game.pk, last)
+            current = _replayed(game)
+            previous = _engine_call(current.undo)
+        if game.ranked and current.hidden_count < previous.hidden_count:
             raise AppError(
                 "illegal_move",
-                f"In a ranked game the last move ({current.last_move}) cannot be undone: "
-                "it turned a card up.",
+                f"In a ranked game the last move ({last}) cannot be undone: it turned a card up.",
             )
-        return _record(game, _engine_call(current.undo), UNDO)
+        return _record(game, previous, UNDO)
+
+
+def _last_standing_move(game: Game) -> str | None:
+    """The last move of the history that no later undo took back, read from its end: each
+    undo takes back the nearest move before it that is still standing."""
+    rows = game.move_rows.order_by("-n").values_list("move", flat=True)
+    pending, start, size = 0, 0, 8
+    while True:
+        window = list(rows[start : start + size])
+        for move in window:
+            if move == UNDO:
+                pending += 1
+            elif pending:
+                pending -= 1
+            else:
+                return move
+        if len(window) < size:
+            return None
+        start, size = start + size, size * 4
+
+
+def _replayed(game: Game) -> engine.State:
+    """The game's position replayed from its deal and its whole history (the truth)."""
+    history = list(game.move_rows.order_by("n").values_list("move", flat=True))
+    return _engine_call(engine.replay, game.deal.variant, game.deal.number, history)
 
 
 def resign(game_id: int, user) -> Outcome:  # noqa: ANN001

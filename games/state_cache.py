@@ -57,7 +57,11 @@ class StateCache:
         entries.pop(game_id, None)  # re-inserted last: the oldest entries go first
         entries[game_id] = (version, state, stored, game)
         while len(entries) > self.size:
-            entries.pop(next(iter(entries)), None)
+            try:
+                oldest = next(iter(entries))
+            except (RuntimeError, StopIteration):  # another thread changed it in between
+                continue
+            entries.pop(oldest, None)
 
     def offer(
         self, game_id: int, version: int, state: engine.State, stored: dict, game: Any

@@ -9,10 +9,13 @@
   plain daphne) sends them one by one (server.lean_consumer.LeanWebsocketConsumer.send_texts).
 - **A frame too large is refused with a close, not a dropped connection** (`failByDrop`): see
   `ProjectWebSocketFactory`.
+- **A client that does not read is dropped** once more than WS_SEND_BUFFER_BYTES wait for it
+  in the server (`ProjectWebSocketProtocol.sendData`).
 """
 
 from __future__ import annotations
 
+import logging
 import struct
 from typing import Any
 
@@ -22,6 +25,8 @@ from daphne.cli import CommandLineInterface
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 
 from server.lean_consumer import SEND_MANY
+
+log = logging.getLogger(__name__)
 
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
 
@@ -39,7 +44,35 @@ def text_frame(payload: bytes) -> bytes:
     return struct.pack("!BBQ", _TEXT, 127, n) + payload
 
 
+def unsent_bytes(transport: Any) -> int:
+    """Bytes written to a Twisted TCP transport and not yet taken by the kernel; 0 for a
+    transport that does not say (another kind, under TLS)."""
+    try:
+        return len(transport.dataBuffer) - transport.offset + transport._tempDataLen
+    except AttributeError:
+        return 0
+
+
 class ProjectWebSocketProtocol(WebSocketProtocol):
+    # Set from WS_SEND_BUFFER_BYTES when the server starts (ProjectServer.run); 0: no limit.
+    send_buffer_limit = 0
+
+    def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:  # noqa: N802
+        """As autobahn's, then drop the connection if its client has stopped reading.
+
+        Twisted has no back-pressure here: what the kernel will not take waits in the
+        transport's buffer for as long as the client does not read, and every frame for it
+        (its own answers, or a watched game's states) adds to it. A client that reads never
+        has more than a few frames waiting; past the limit it has stopped, and it is cut off
+        (no close frame: it would not read it either) before it takes the server's memory."""
+        super().sendData(data, sync, chopsize)
+        limit = self.send_buffer_limit
+        if limit and self.transport is not None:
+            waiting = unsent_bytes(self.transport)
+            if waiting > limit and self.state != self.STATE_CLOSED:
+                log.warning("dropped %s: %d bytes waiting for it to read", self.peer, waiting)
+                self.dropConnection(abort=True)
+
     def send_texts(self, texts: list[str]) -> None:
         """Send text frames, in order; Disconnected if the socket is no longer open, as
         autobahn's `sendMessage` raises it.
@@ -98,6 +131,9 @@ class ProjectWebSocketFactory(WebSocketFactory):
 
 class ProjectServer(daphne.server.Server):
     def run(self) -> None:
+        from django.conf import settings  # daphne has imported the application: Django is set up
+
+        ProjectWebSocketProtocol.send_buffer_limit = settings.WS_SEND_BUFFER_BYTES
         # daphne's `run` builds its WebSocket factory from this module's name for it.
         daphne.server.WebSocketFactory = ProjectWebSocketFactory
         super().run()

@@ -228,6 +228,9 @@ MAX_WS_FRAME_BYTES = 64 * 1024
 WS_RATE_PER_SECOND = float(os.environ.get("WS_RATE_PER_SECOND", "30"))
 WS_RATE_BURST = float(os.environ.get("WS_RATE_BURST", "60"))
 WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
+# A socket whose client has stopped reading is dropped once this many bytes of frames wait in
+# the server for it (server.daphne_server); a reading client has a few kilobytes at most.
+WS_SEND_BUFFER_BYTES = int(os.environ.get("WS_SEND_BUFFER_BYTES", str(1024 * 1024)))
 # HTTP requests in progress at once per process (each holds a thread and a database
 # connection); the others wait for a slot (server.http_limit).
 HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 from autobahn.exception import Disconnected
+from twisted.internet.abstract import FileDescriptor
 from twisted.internet.testing import StringTransport
 from websockets.frames import Frame, Opcode
 from websockets.streams import StreamReader
@@ -16,6 +17,7 @@ from server.daphne_server import (
     ProjectWebSocketFactory,
     ProjectWebSocketProtocol,
     text_frame,
+    unsent_bytes,
 )
 from server.lean_consumer import SEND_MANY, LeanWebsocketConsumer
 
@@ -23,9 +25,30 @@ from server.lean_consumer import SEND_MANY, LeanWebsocketConsumer
 SIZES = (0, 1, 125, 126, 65535, 65536)
 
 
-def open_protocol() -> tuple[ProjectWebSocketProtocol, StringTransport]:
+class UnreadTransport(StringTransport):
+    """A transport whose client reads nothing: all it was given waits in its buffer, kept as
+    Twisted's TCP transport keeps it (the attributes `unsent_bytes` reads)."""
+
+    offset = 0
+    _tempDataLen = 0
+    aborted = False
+
+    @property
+    def dataBuffer(self) -> bytes:  # noqa: N802 - Twisted's name
+        return self.value()
+
+    def abortConnection(self) -> None:  # noqa: N802
+        self.aborted = True
+
+    def unregisterProducer(self) -> None:  # noqa: N802 - as lenient as Twisted's TCP transport
+        self.producer = None
+
+
+def open_protocol(
+    transport: StringTransport | None = None,
+) -> tuple[ProjectWebSocketProtocol, StringTransport]:
     protocol = ProjectWebSocketFactory(None).buildProtocol(None)
-    transport = StringTransport()
+    transport = transport or StringTransport()
     protocol.makeConnection(transport)
     protocol.state = protocol.STATE_OPEN  # as after the opening handshake
     return protocol, transport
@@ -152,3 +175,42 @@ async def test_frames_sent_to_a_socket_that_is_gone_are_dropped_quietly(extensio
     await consumer.send_texts(["ack", "state"])  # no exception
     await consumer.send_texts(["ack", "state"])
     assert len(sent) == 1 and consumer.closing
+
+
+def test_unsent_bytes_reads_what_twisteds_tcp_transport_keeps_unsent():
+    """The attribute names are Twisted's own: a release that renames them fails here."""
+
+    class Reactor:
+        def addWriter(self, writer: object) -> None:  # noqa: N802
+            pass
+
+    transport = FileDescriptor(Reactor())
+    transport.connected = 1
+    transport.write(b"x" * 10)
+    transport.write(b"y" * 5)
+    assert unsent_bytes(transport) == 15
+    assert unsent_bytes(StringTransport()) == 0  # a transport that does not say: no limit
+
+
+def test_a_client_that_stops_reading_is_dropped_past_the_send_buffer_limit(monkeypatch):  # noqa: ANN001
+    monkeypatch.setattr(ProjectWebSocketProtocol, "send_buffer_limit", 10_000)
+    protocol, transport = open_protocol(UnreadTransport())
+    frame = "x" * 1000
+    sent = 0
+    while not transport.aborted and sent < 100:
+        protocol.send_texts([frame])
+        sent += 1
+    assert transport.aborted and sent == 10  # the first write past 10,000 bytes
+    assert protocol.state == protocol.STATE_CLOSED
+    with pytest.raises(Disconnected):  # what follows is dropped by the consumer (closing)
+        protocol.send_texts([frame])
+    assert len(transport.value()) < 10_000 + 1010
+
+
+def test_a_client_that_reads_is_never_dropped(monkeypatch):  # noqa: ANN001
+    monkeypatch.setattr(ProjectWebSocketProtocol, "send_buffer_limit", 10_000)
+    protocol, transport = open_protocol(UnreadTransport())
+    for _ in range(100):
+        protocol.sendMessage(b"x" * 1000)  # autobahn's own path writes through sendData too
+        transport.clear()  # the kernel took it all
+    assert not transport.aborted and protocol.state == protocol.STATE_OPEN

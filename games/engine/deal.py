@@ -13,6 +13,10 @@ from collections.abc import Sequence
 MS_LIMIT = 32000
 #: PySolFC's largest seed (MTRandom.MAX_SEED); a larger number is not a PySolFC deal.
 MAX_DEAL = 100_000_000_000_000_000_000
+#: The largest deal number the server takes and gives. RULES.md D2 sets no upper bound, but
+#: 2^53 - 1 is the largest whole number a JSON number carries exactly into every client
+#: (JavaScript's Number.MAX_SAFE_INTEGER): a larger one would reach a browser as another deal.
+MAX_SERVED_DEAL = 2**53 - 1
 
 _MASK33 = (1 << 33) - 1
 

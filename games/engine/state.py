@@ -474,6 +474,68 @@ class State:
             raise EngineError("illegal_move", "There is no move to undo")
         return self._parent
 
+    def before(self, move: str) -> State:
+        """The position before ``move``, this position's last move, taken back card by card:
+        undo for a holder of the position alone (the server keeps no history in its states,
+        and replaying a long game from its deal costs a move's work per move played).
+
+        A move only carries cards from one pile to another, so taking it back is carrying them
+        home; what the move was cannot be told from the position, so the caller names it. The
+        result is checked by playing ``move`` on it again: EngineError("illegal_move") if that
+        does not give this position back (``move`` was not its last move). The result has no
+        parent and no last move, as a ``from_dict`` state."""
+        sk, si, dk, di, n = parse_move(move)
+        tab, fnd, cells = list(self._tab), list(self._fnd), list(self._cells)
+        stock, waste, fc = self._stock, self._waste, self._fc
+        try:
+            if sk == DRAW:
+                stock, waste = stock + waste[-1:], waste[:-1]
+                if not stock:
+                    raise IndexError
+            else:
+                if dk == F:
+                    card = fnd[di]
+                    fnd[di] = card - 4 if card >= FIRST_TWO else 0
+                    fc -= 1
+                    moved: tuple[int, ...] = (card,)
+                elif dk == T:
+                    moved = tab[di][-n:]
+                    tab[di] = tab[di][:-n]
+                else:  # C
+                    card = cells[di]
+                    cells[di] = 0
+                    moved = (card,)
+                if len(moved) != n or 0 in moved:
+                    raise IndexError
+                if sk == T:
+                    tab[si] = tab[si] + moved
+                elif sk == C:
+                    cells[si] = moved[0]
+                elif sk == STOCK:
+                    stock = stock + moved
+                else:  # WASTE
+                    waste = waste + moved
+            prior = State._make(
+                self._v,
+                self._deal,
+                self._moves - 1,
+                tuple(tab),
+                tuple(fnd),
+                tuple(cells),
+                stock,
+                waste,
+                None,
+                None,
+                fc,
+            )
+            if self._moves < 1 or prior.apply(move) != self:
+                raise IndexError
+        except (IndexError, EngineError):
+            raise EngineError(
+                "illegal_move", f"{move} is not how this position was reached"
+            ) from None
+        return prior
+
     # ------------------------------------------------------------------ internals
     def _resolve(self, move: object) -> tuple[Move, str]:
         """Parse and check a move; return it with its canonical string or raise."""

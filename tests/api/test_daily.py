@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+from unittest.mock import ANY
 
 import pytest
 from django.db import IntegrityError
@@ -97,6 +99,21 @@ def test_daily_deal_depends_on_the_secret(settings):  # noqa: ANN001
     settings.DAILY_SECRET = "another secret"
     assert a != [daily.candidate_deal(date, "portuguese", i) for i in range(3)]
     assert daily.candidate_deal(date, "spanish", 0) != daily.candidate_deal(date, "countess", 0)
+
+
+def test_daily_deals_come_from_the_whole_range_a_client_may_ask_for():
+    """A small range lets the visible cards name the deal, and so the face-down stock: the
+    candidates must spread over 1 to 2^53 - 1, the API's own limit, not stop at 10^9."""
+    deals = [
+        daily.candidate_deal(dt.date(2026, 1, 1) + dt.timedelta(days=d), variant, i)
+        for d in range(10)
+        for variant in ("countess", "barricade")
+        for i in range(3)
+    ]
+    assert all(1 <= n <= services.MAX_DEAL for n in deals)
+    assert services.MAX_DEAL == 2**53 - 1
+    # 60 draws from 2^53 numbers: the largest falls under 2^52 with odds of 2^-60.
+    assert max(deals) > 2**52
 
 
 def test_one_challenge_per_day_and_variant_is_a_constraint(db):  # noqa: ANN001
@@ -382,6 +399,22 @@ def test_certification_runs_in_a_worker_process(settings):  # noqa: ANN001
     assert cert.winnable
     assert cert.deal == daily.candidate_deal(date, "spanish", cert.candidates_tried - 1)
     assert engine.replay("spanish", cert.deal, cert.line).status == "won"
+
+
+def test_a_certification_worker_that_died_is_replaced(settings):  # noqa: ANN001
+    import os
+    import signal
+
+    settings.DAILY_CERTIFY_IN_PROCESS_POOL = True
+    date = dt.date(2026, 1, 2)
+    first = daily.run_certify(date, "spanish")
+    broken = daily._certify_pool()
+    for pid in list(broken._processes):  # the worker is killed, as an out-of-memory kill would
+        os.kill(pid, signal.SIGKILL)
+    # The pool learns of it at once or at the next job: either way the day is certified.
+    assert daily.run_certify(date, "spanish") == dataclasses.replace(first, seconds=ANY)
+    assert daily.run_certify(date + dt.timedelta(days=1), "spanish").winnable
+    assert daily._certify_pool() is not broken
 
 
 @pytest.mark.parametrize("variant", ["spanish", "barricade", "chinese_freecell"])

@@ -208,6 +208,48 @@ def test_to_dict_from_dict_round_trip(variant: str, deal: int, seed: int, steps:
 
 @settings(max_examples=40, deadline=None)
 @given(**GAME)
+def test_taking_a_move_back_without_history_gives_the_position_before_it(
+    variant: str, deal: int, seed: int, steps: int
+) -> None:
+    """`before`, the server's undo, from a position rebuilt as the server stores it (no parent):
+    the same position and move count as the history's own undo, for every legal move."""
+    for s in playout(variant, deal, seed, steps)[::5]:
+        for m in s.legal_moves():
+            t = State.from_dict(s.apply(m).to_dict())
+            back = t.before(m)
+            assert back == s and back.to_dict() == s.to_dict()
+            assert back.legal_moves() == s.legal_moves() and back.hidden_count == s.hidden_count
+
+
+@settings(max_examples=30, deadline=None)
+@given(**GAME, picks=st.lists(st.integers(0, 10**9), min_size=30, max_size=30))
+def test_taking_back_a_move_that_did_not_make_the_position_is_refused(
+    variant: str, deal: int, seed: int, steps: int, picks: list[int]
+) -> None:
+    """Any other move named is refused, or names a position it really comes from: never one
+    with a card lost, doubled or out of place."""
+    states = playout(variant, deal, seed, steps)
+    t = State.from_dict(states[-1].to_dict())
+    forms = sorted(_well_formed(variant))
+    for pick in picks:
+        m = forms[pick % len(forms)]
+        try:
+            back = t.before(m)
+        except EngineError as e:
+            assert e.code == "illegal_move"
+        else:
+            assert back.apply(m) == t and all_cards(back.to_dict()) == full_deck(variant)
+    if len(states) == 1:  # the deal: nothing to take back
+        for m in forms[:50]:
+            try:
+                t.before(m)
+            except EngineError:
+                continue
+            raise AssertionError(f"{m} taken back at the deal")
+
+
+@settings(max_examples=40, deadline=None)
+@given(**GAME)
 def test_undo_returns_the_previous_state(variant: str, deal: int, seed: int, steps: int) -> None:
     states = playout(variant, deal, seed, steps)
     s = states[-1]

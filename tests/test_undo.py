@@ -1,0 +1,87 @@
+"""Undo on the server: the last standing move taken back from the stored position, as a
+replay of the whole history would, at a cost that does not grow with the game."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import pytest
+
+from games import engine, services, state_cache
+from games.models import Game
+from server.errors import AppError
+
+pytestmark = pytest.mark.django_db
+
+
+def replayed(game_id: int) -> engine.State:
+    game = Game.objects.select_related("deal").get(pk=game_id)
+    return services._replayed(game)
+
+
+def stored(game_id: int) -> dict:
+    return Game.objects.get(pk=game_id).state
+
+
+@pytest.mark.parametrize(
+    ("variant", "deal"),
+    [("spanish", 5), ("countess", 40001), ("chinese_freecell", 7), ("barricade", 3)],
+)
+def test_undo_after_any_mix_of_moves_and_undos_is_what_a_replay_gives(user, variant, deal, caplog):  # noqa: ANN001
+    game = services.start_practice(user, variant, deal)
+    rnd = random.Random(deal)
+    undos = 0
+    for v in range(120):
+        state = engine.State.from_dict(stored(game.pk))
+        legal = state.legal_moves()
+        if state.moves and (not legal or rnd.random() < 0.35):
+            services.undo(game.pk, user, v)
+            undos += 1
+        elif legal:
+            services.play_move(game.pk, user, rnd.choice(legal), v)
+        else:
+            break
+        assert stored(game.pk) == replayed(game.pk).to_dict()
+    assert undos > 10
+    assert "replaying" not in caplog.text  # every undo was taken back, none replayed
+
+
+def test_undo_does_not_replay_the_history(user, monkeypatch):  # noqa: ANN001
+    game = services.start_practice(user, "chinese_freecell", 7)
+    state = engine.new_game("chinese_freecell", 7)
+    first = state.legal_moves()[0]
+    services.play_move(game.pk, user, first, 0)
+    v = 1
+    for _ in range(40):  # a long history, mostly moves taken back
+        move = engine.State.from_dict(stored(game.pk)).legal_moves()[0]
+        services.play_move(game.pk, user, move, v)
+        services.undo(game.pk, user, v + 1)
+        v += 2
+
+    def no_replay(*args: object) -> None:
+        raise AssertionError("undo replayed the history")
+
+    monkeypatch.setattr(engine, "replay", no_replay)
+    outcome = services.undo(game.pk, user, v)  # takes back `first`, under 80 rows
+    assert outcome.game.version == v + 1
+    assert stored(game.pk) == state.to_dict()
+    with pytest.raises(AppError, match="no move to undo"):
+        services.undo(game.pk, user, v + 1)
+
+
+def test_a_stored_state_its_moves_do_not_make_is_replayed(user, caplog):  # noqa: ANN001
+    game = services.start_practice(user, "spanish", 5)
+    state = engine.new_game("spanish", 5)
+    moves = []
+    for i in range(3):
+        moves.append(state.legal_moves()[-1])
+        services.play_move(game.pk, user, moves[-1], i)
+        state = state.apply(moves[-1])
+    wrong = engine.new_game("spanish", 6).apply(engine.new_game("spanish", 6).legal_moves()[0])
+    Game.objects.filter(pk=game.pk).update(state=wrong.to_dict())
+    state_cache.states.entries.clear()
+    with caplog.at_level(logging.ERROR, logger="games.services"):
+        services.undo(game.pk, user, 3)
+    assert "replaying" in caplog.text
+    assert stored(game.pk) == engine.replay("spanish", 5, moves[:2]).to_dict()
