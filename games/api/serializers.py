@@ -16,12 +16,17 @@ from server.json_input import StrictCharField, StrictIntegerField
 class NewGameSerializer(serializers.Serializer):
     variant = serializers.ChoiceField(choices=VARIANT_CHOICES)
     deal = StrictIntegerField(
-        min_value=1, max_value=MAX_DEAL, required=False, help_text="From 1 to 2^53 - 1."
+        min_value=1,
+        max_value=MAX_DEAL,
+        required=False,
+        allow_null=True,
+        help_text="From 1 to 2^53 - 1; left out or null: a random deal.",
     )
 
 
 class MoveRequestSerializer(serializers.Serializer):
-    move = StrictCharField(max_length=16, trim_whitespace=False)
+    # Blank passes through to the rules, which refuse it as `illegal_move`, as over WebSocket.
+    move = StrictCharField(max_length=16, trim_whitespace=False, allow_blank=True)
     v = StrictIntegerField(min_value=0)
 
 

@@ -160,10 +160,11 @@ class UndoView(APIView):
 class ResignView(APIView):
     @extend_schema(
         request=None,
-        responses={200: s.GameSerializer, **errors(*GAME_READ, "game_over")},
-        summary="Give up: the game ends as it stands",
+        responses={200: s.GameSerializer, **errors(*GAME_READ, "game_over", *BODY)},
+        summary="Give up: the game ends as it stands (no body needed; one sent must be JSON)",
     )
     def post(self, request: Request, game_id: int) -> Response:
+        request.data  # noqa: B018 - a body, though none is needed, must be JSON: 400 bad_json
         return publish(services.resign(game_id, request.user))
 
 

@@ -227,3 +227,19 @@ def test_every_endpoint_that_reads_a_body_documents_its_refusals(api):  # noqa: 
                 assert f"`{code}`" in documented, (method, path, res.status_code, code)
                 checked += 1
     assert checked >= 6 * len(bodies)
+
+
+def test_a_failed_check_names_the_error_kind_not_its_text(anon, monkeypatch, caplog):  # noqa: ANN001
+    """The check is public: a driver's message (hosts, ports, users) goes to the log only."""
+    from django.db import OperationalError
+
+    from server import health
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise OperationalError('connection to server at "db.internal" (10.0.0.7) failed')
+
+    monkeypatch.setattr(health.connection, "cursor", refused)
+    res = anon.get("/api/health")
+    assert res.status_code == 503
+    assert res.json()["database"]["error"] == "OperationalError"
+    assert "db.internal" not in res.content.decode() and "db.internal" in caplog.text

@@ -104,3 +104,25 @@ def test_hints_are_rate_limited_per_player(api, other_api, monkeypatch):  # noqa
     assert_json_error(api.get(url), 429, "rate_limited")
     mine = new_game(other_api, "spanish", 3)  # another player has a limit of their own
     assert other_api.get(f"/api/games/{mine['id']}/hint").status_code == 200
+
+
+def test_an_empty_move_is_illegal_over_rest_as_over_the_socket(api):  # noqa: ANN001
+    game = new_game(api)
+    for move in ("", " "):
+        res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+        assert_json_error(res, 400, "illegal_move")
+    assert api.get(f"/api/games/{game['id']}").json()["v"] == 0
+
+
+def test_a_null_deal_is_a_random_one_as_a_missing_one_is(api):  # noqa: ANN001
+    res = api.post("/api/games", {"variant": "countess", "deal": None}, format="json")
+    assert res.status_code == 201 and isinstance(res.json()["deal"], int)
+
+
+def test_resign_with_a_body_that_is_not_json_is_refused_and_the_game_plays_on(api):  # noqa: ANN001
+    game = new_game(api)
+    res = api.post(f"/api/games/{game['id']}/resign", "{bad", content_type="application/json")
+    assert_json_error(res, 400, "bad_json")
+    assert api.get(f"/api/games/{game['id']}").json()["state"]["status"] == "playing"
+    res = api.post(f"/api/games/{game['id']}/resign")  # no body at all: fine
+    assert res.status_code == 200 and res.json()["state"]["status"] == "resigned"
