@@ -432,10 +432,23 @@ class LeaderboardConsumer(JsonFrameConsumer):
             return await self.refuse_connection(loaded, CLOSE_NOT_FOUND)
         await self.join(*loaded)
 
+    async def join(self, group: str, first_frame: dict[str, Any]) -> None:
+        self.total = first_frame["d"]["total"]
+        await super().join(group, first_frame)
+
     async def board_frame(self, event: dict) -> None:
-        await self.send_frame(event["frame"])
+        """A board some writer read after its attempt finished. Two writers can read theirs in
+        one order and deliver them in the other; a board only ever gains entries (an attempt
+        finishes once; the day's end adds the open ones), so one with fewer entries than the
+        board this socket has is older, and is dropped rather than shown over a newer one."""
+        frame = event["frame"]
+        if frame["d"]["total"] < self.total:
+            return
+        self.total = frame["d"]["total"]
+        await self.send_frame(frame)
 
     async def on_sync(self, data: dict) -> None:
         loaded = await _db(_load_board)(self.date, self.variant)
         if not isinstance(loaded, AppError):
+            self.total = max(self.total, loaded[1]["d"]["total"])
             await self.send_frame(loaded[1])

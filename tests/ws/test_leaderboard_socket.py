@@ -79,3 +79,28 @@ async def test_board_socket_for_a_bad_date_or_variant_is_refused(user, path, rea
     assert err["t"] == "error"
     assert (err["d"]["code"], err["d"]["reason"]) == ("bad_message", reason)  # websocket.md
     assert (await comm.receive_output())["code"] == 4404
+
+
+async def test_a_board_delivered_after_a_newer_one_is_not_shown(user):  # noqa: ANN001
+    """Two writers read their boards in one order and deliver them in the other: the socket
+    keeps the newer (a board only gains entries), and a board no older is shown."""
+    from channels.layers import get_channel_layer
+
+    from games import leaderboards
+
+    date = clock.today().isoformat()
+    await database_sync_to_async(daily.ensure_daily)(clock.today(), "portuguese")
+    watcher = await connect(f"/ws/leaderboards/{date}/portuguese", user)
+    assert (await recv(watcher))["d"]["total"] == 0
+    group = leaderboards.board_group(date, "portuguese")
+
+    def board(total: int) -> dict:
+        frame = {"date": date, "variant": "portuguese", "total": total, "entries": [total]}
+        return {"type": "board.frame", "frame": {"t": "leaderboard", "d": frame}}
+
+    layer = get_channel_layer()
+    for total in (2, 1, 2, 3):
+        await layer.group_send(group, board(total))
+    assert [(await recv(watcher))["d"]["total"] for _ in range(3)] == [2, 2, 3]
+    assert await watcher.receive_nothing(timeout=0.2)
+    await watcher.disconnect()
