@@ -9,6 +9,11 @@ publishes, through the channel layer, the day's boards and a `state` for each at
 closed: every socket, on any process, hears each once. The claim is a cache key, shared when
 REDIS_URL is set (every process sees the same cache) and the process's own otherwise (there is
 then one process).
+
+The watch also certifies the next day's challenges ten minutes before midnight
+(`prepare_day`), claimed the same way. Made on demand instead, by the first request after
+midnight, the five certifications took 7 to 11 s, and every request for the new day waited
+behind them. A challenge made early stays out of reach until its day (games.daily.parse_day).
 """
 
 from __future__ import annotations
@@ -16,21 +21,24 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import time
+from collections.abc import Callable
 
 from channels.db import database_sync_to_async
 from django.core.cache import cache
 from django.utils import timezone
 
-from games import clock, events, selectors
+from games import clock, daily, events, selectors
 from games.broadcast import send_to_game_sync, wire
 from games.leaderboards import publish_board
-from games.models import DailyChallenge, Game
+from games.models import VARIANT_IDS, DailyChallenge, Game
 from games.services import Outcome
 
 log = logging.getLogger(__name__)
 
 GRACE_SECONDS = 1.0  # woken this long after midnight, so "today" is surely the new day
 CLAIM_SECONDS = 3 * 24 * 3600  # how long a claimed day stays claimed
+PREPARE_AHEAD_SECONDS = 600.0  # the next day's challenges are certified this long before it
 
 
 def seconds_until_midnight(now: dt.datetime) -> float:
@@ -62,20 +70,44 @@ def publish_day_end(day: dt.date) -> int:
     return published
 
 
+def prepare_day(day: dt.date) -> int:
+    """Certify `day`'s challenges now, unless another process has claimed them; returns how
+    many it made (those already made, by `make_daily` or on demand, are left as they are)."""
+    if not cache.add(f"day-prepare:{day.isoformat()}", True, timeout=CLAIM_SECONDS):
+        return 0
+    made = 0
+    for variant in VARIANT_IDS:
+        if not DailyChallenge.objects.filter(date=day, variant=variant).exists():
+            daily.ensure_daily(day, variant)
+            made += 1
+    return made
+
+
 async def watch() -> None:
-    """Publish each day's end as it comes, for as long as the process runs."""
+    """Prepare each next day shortly before it comes and publish each day's end as it comes,
+    for as long as the process runs."""
     while True:
         now = timezone.now()
         day = now.astimezone(dt.UTC).date()
-        await asyncio.sleep(seconds_until_midnight(now) + GRACE_SECONDS)
+        midnight = time.monotonic() + seconds_until_midnight(now)
+        if midnight - time.monotonic() > PREPARE_AHEAD_SECONDS:
+            await asyncio.sleep(midnight - time.monotonic() - PREPARE_AHEAD_SECONDS)
+            await _run("Preparing", prepare_day, day + dt.timedelta(days=1))
+        await asyncio.sleep(max(0.0, midnight - time.monotonic()) + GRACE_SECONDS)
         if clock.today() <= day:
             continue  # woken early (the wall clock moved): wait again
-        try:
-            published = await database_sync_to_async(publish_day_end)(day)
-        except Exception:  # noqa: BLE001 - tomorrow's push must not die of today's error
-            log.exception("Publishing the end of %s failed.", day)
-        else:
-            log.info("End of %s: %d frames published.", day, published)
+        await _run("Publishing the end of", publish_day_end, day)
+
+
+async def _run(what: str, job: Callable[[dt.date], int], day: dt.date) -> None:
+    """Run a day's job on a thread; log what it did, or its error: tomorrow's job must not die
+    of today's."""
+    try:
+        done = await database_sync_to_async(job)(day)
+    except Exception:  # noqa: BLE001
+        log.exception("%s %s failed.", what, day)
+    else:
+        log.info("%s %s: %d done.", what, day, done)
 
 
 _running: set[asyncio.Task] = set()  # held, so a sleeping watch is never collected

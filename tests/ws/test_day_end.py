@@ -85,3 +85,38 @@ async def test_the_server_worker_starts_the_watch() -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+def test_the_next_day_is_prepared_once_and_stays_out_of_reach(api) -> None:  # noqa: ANN001
+    """Certified before midnight, so the new day's first requests wait for nothing; claimed,
+    so one process does it; and not playable, nor its board open, before its day."""
+    from games.models import DailyChallenge
+
+    tomorrow = clock.today() + dt.timedelta(days=1)
+    daily.ensure_daily(tomorrow, "spanish")  # made already (make_daily): left as it is
+    assert day_end.prepare_day(tomorrow) == 4
+    assert DailyChallenge.objects.filter(date=tomorrow).count() == 5
+    assert day_end.prepare_day(tomorrow) == 0  # claimed
+    for path in ("play", "leaderboard"):
+        method = api.post if path == "play" else api.get
+        assert method(f"/api/daily/{tomorrow.isoformat()}/countess/{path}").status_code == 404
+
+
+async def test_the_watch_prepares_the_next_day_before_midnight(monkeypatch, move_clock):  # noqa: ANN001
+    """Asleep until ahead of midnight, it prepares the next day; then it sleeps through
+    midnight and publishes the day that ended."""
+    done: list[tuple[str, dt.date]] = []
+    monkeypatch.setattr(day_end, "PREPARE_AHEAD_SECONDS", 0.05)
+    monkeypatch.setattr(day_end, "GRACE_SECONDS", 0.01)
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 0.0 if done else 0.08)
+    monkeypatch.setattr(day_end, "prepare_day", lambda day: done.append(("prepare", day)) or 0)
+    monkeypatch.setattr(day_end, "publish_day_end", lambda day: done.append(("end", day)) or 0)
+    real_today = clock.today()
+    move_clock(1)  # the sleep "crossed" midnight
+    task = day_end.start(asyncio.get_running_loop())
+    while len(done) < 2:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert done[:2] == [("prepare", real_today + dt.timedelta(days=1)), ("end", real_today)]
