@@ -157,6 +157,19 @@ def test_session_login_gives_a_session_for_the_browser(anon, user):  # noqa: ANN
     assert anon.get("/api/me").status_code == 401
 
 
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+def test_another_site_cannot_sign_a_browser_in(anon, user, content_type):  # noqa: ANN001
+    """Sign-in takes no CSRF token (a visitor has no session yet), so what keeps another site
+    from signing a browser into the attacker's account (login CSRF) is the body: a page on
+    another origin can only send a form's types without a CORS preflight, and those are 415."""
+    body = '{"username": "alice", "password": "correct-horse-9"}'
+    res = anon.post("/api/auth/login", data=body, content_type=content_type)
+    assert res.status_code == 415
+    assert "sessionid" not in res.cookies and anon.get("/api/me").status_code == 401
+
+
 def test_the_page_says_whether_its_session_is_signed_in(client, user):  # noqa: ANN001
     """The browser client reads it to skip asking /api/me for a 401 on a signed-out visit."""
     assert b'<meta name="signed-in" content="0">' in client.get("/").content
