@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing as mp
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from django.conf import settings
@@ -25,7 +25,9 @@ from games.services import check_variant, create_unique, get_deal, start_game
 from server.errors import AppError
 
 _pool: ProcessPoolExecutor | None = None
-_pool_guard = threading.Lock()
+_pool_guard = threading.RLock()  # start_certifying holds it around _submit
+# Certifications begun ahead of their `run_certify` (start_certifying), with the pool each runs on.
+_started: dict[tuple[dt.date, str], tuple[ProcessPoolExecutor, Future]] = {}
 
 
 def candidate_deal(date: dt.date, variant: str, index: int) -> int:
@@ -40,18 +42,47 @@ def run_certify(date: dt.date, variant: str) -> Certificate:
     """Certify in a worker process when DAILY_CERTIFY_IN_PROCESS_POOL is on (the default).
 
     The solver is pure CPU; run in a request thread it would hold the GIL for seconds and slow
-    every other request of the server, so it runs in its own process on another core. A worker
-    that died (killed, out of memory) breaks its pool for good: the pool is replaced and the
-    job tried once more, or no day after that would get its challenges until a restart.
+    every other request of the server, so it runs in its own process on another core. A
+    certification `start_certifying` began is waited for, not begun again. A worker that died
+    (killed, out of memory) breaks its pool for good: the pool is replaced and the job tried
+    once more, or no day after that would get its challenges until a restart.
     """
     if not getattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False):
         return certify(date, variant)
-    args = (certification.certify, settings.DAILY_SECRET, date, variant, BUDGETS[variant])
+    with _pool_guard:
+        started = _started.pop((date, variant), None)
+    pool, job = started or _submit(date, variant)
+    try:
+        return job.result()
+    except BrokenProcessPool:
+        return _certify_pool(replacing=pool).submit(*_job_args(date, variant)).result()
+
+
+def start_certifying(date: dt.date, variants: list[str]) -> None:
+    """Begin these certifications now, side by side on the pool's DAILY_CERTIFY_WORKERS
+    processes; each `run_certify` then waits for its own. One after another, a day's five took
+    the sum of their times (Countess and Barricade A most of it) on a first request."""
+    if not getattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False):
+        return
+    with _pool_guard:
+        for stale in [key for key in _started if key[0] < date]:  # begun, never waited for
+            del _started[stale]
+        for variant in variants:
+            if (date, variant) not in _started:
+                _started[(date, variant)] = _submit(date, variant)
+
+
+def _job_args(date: dt.date, variant: str) -> tuple:
+    return (certification.certify, settings.DAILY_SECRET, date, variant, BUDGETS[variant])
+
+
+def _submit(date: dt.date, variant: str) -> tuple[ProcessPoolExecutor, Future]:
     pool = _certify_pool()
     try:
-        return pool.submit(*args).result()
-    except BrokenProcessPool:
-        return _certify_pool(replacing=pool).submit(*args).result()
+        return pool, pool.submit(*_job_args(date, variant))
+    except BrokenProcessPool:  # its worker died since its last job
+        pool = _certify_pool(replacing=pool)
+        return pool, pool.submit(*_job_args(date, variant))
 
 
 def _certify_pool(replacing: ProcessPoolExecutor | None = None) -> ProcessPoolExecutor:
@@ -63,7 +94,8 @@ def _certify_pool(replacing: ProcessPoolExecutor | None = None) -> ProcessPoolEx
             _pool.shutdown(wait=False, cancel_futures=True)
             _pool = None
         if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+            workers = max(1, int(getattr(settings, "DAILY_CERTIFY_WORKERS", 2)))
+            _pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
         return _pool
 
 
@@ -106,9 +138,20 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
         return challenge
 
 
+def ensure_day(date: dt.date) -> list[DailyChallenge]:
+    """Every challenge of a day, in VARIANT_IDS order: one query when they all exist; those
+    missing are certified side by side (start_certifying), then stored one by one."""
+    found = {c.variant: c for c in DailyChallenge.objects.select_related("deal").filter(date=date)}
+    missing = [v for v in VARIANT_IDS if v not in found]
+    if missing:
+        start_certifying(date, missing)
+        for variant in missing:
+            found[variant] = ensure_daily(date, variant)
+    return [found[v] for v in VARIANT_IDS]
+
+
 def ensure_today() -> list[DailyChallenge]:
-    date = clock.today()
-    return [ensure_daily(date, variant) for variant in VARIANT_IDS]
+    return ensure_day(clock.today())
 
 
 def parse_day(raw: str) -> dt.date:

@@ -10,10 +10,11 @@ closed: every socket, on any process, hears each once. The claim is a cache key,
 REDIS_URL is set (every process sees the same cache) and the process's own otherwise (there is
 then one process).
 
-The watch also certifies the next day's challenges ten minutes before midnight
-(`prepare_day`), claimed the same way. Made on demand instead, by the first request after
-midnight, the five certifications took 7 to 11 s, and every request for the new day waited
-behind them. A challenge made early stays out of reach until its day (games.daily.parse_day).
+The watch also certifies the next day's challenges ten minutes before midnight, and today's
+when the process starts (`prepare_day`), claimed the same way. Made on demand instead, by the
+first request after midnight, the five certifications took 7 to 11 s, and every request for the
+new day waited behind them. A challenge made early stays out of reach until its day
+(games.daily.parse_day).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from collections.abc import Callable
 
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
@@ -75,17 +77,17 @@ def prepare_day(day: dt.date) -> int:
     many it made (those already made, by `make_daily` or on demand, are left as they are)."""
     if not cache.add(f"day-prepare:{day.isoformat()}", True, timeout=CLAIM_SECONDS):
         return 0
-    made = 0
-    for variant in VARIANT_IDS:
-        if not DailyChallenge.objects.filter(date=day, variant=variant).exists():
-            daily.ensure_daily(day, variant)
-            made += 1
-    return made
+    before = DailyChallenge.objects.filter(date=day).count()
+    daily.ensure_day(day)
+    return len(VARIANT_IDS) - before
 
 
 async def watch() -> None:
-    """Prepare each next day shortly before it comes and publish each day's end as it comes,
-    for as long as the process runs."""
+    """Prepare today's challenges if none are yet (DAILY_PREPARE_AT_START), then each next day
+    shortly before it comes, and publish each day's end as it comes, for as long as the
+    process runs."""
+    if settings.DAILY_PREPARE_AT_START:
+        await _run("Preparing", prepare_day, clock.today())
     while True:
         now = timezone.now()
         day = now.astimezone(dt.UTC).date()

@@ -56,6 +56,11 @@ if not SECRET_KEY:
 DAILY_SECRET = os.environ.get("DAILY_SECRET") or SECRET_KEY
 # Certify daily deals in a worker process, off the request threads (see games.daily).
 DAILY_CERTIFY_IN_PROCESS_POOL = env_bool("DAILY_CERTIFY_IN_PROCESS_POOL", True)
+# Processes that certify a day's challenges side by side (games.daily.start_certifying).
+DAILY_CERTIFY_WORKERS = int(os.environ.get("DAILY_CERTIFY_WORKERS", "2"))
+# Whether a server process certifies today's challenges as it starts (games.day_end.watch), so
+# its first visitor does not wait for them; off in the tests' servers.
+DAILY_PREPARE_AT_START = env_bool("DAILY_PREPARE_AT_START", True)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

@@ -77,6 +77,7 @@ def reuse_certificates(monkeypatch):  # noqa: ANN001, ANN201
 
     monkeypatch.setattr(daily, "certify", cached)
     monkeypatch.setattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False)
+    monkeypatch.setattr(settings, "DAILY_PREPARE_AT_START", False)
     # Countess and Barricade A pick the best par among candidates: fewer, smaller searches in
     # tests (still the real solver), so a test session certifies in seconds, not a minute.
     from games.certification import Budget

@@ -11,7 +11,7 @@ from django.db import IntegrityError
 
 from games import clock, daily, engine, services
 from games.certification import WINNABLE
-from games.models import DailyChallenge, Game
+from games.models import VARIANT_IDS, DailyChallenge, Game
 from tests.conftest import play_line
 
 pytestmark = pytest.mark.django_db
@@ -399,6 +399,20 @@ def test_certification_runs_in_a_worker_process(settings):  # noqa: ANN001
     assert cert.winnable
     assert cert.deal == daily.candidate_deal(date, "spanish", cert.candidates_tried - 1)
     assert engine.replay("spanish", cert.deal, cert.line).status == "won"
+
+
+def test_a_days_missing_challenges_are_certified_side_by_side(settings):  # noqa: ANN001
+    """Begun together on the pool's processes, each waited for by its own run_certify: the
+    same deals as one by one (the solver's budget is in nodes, not seconds)."""
+    settings.DAILY_CERTIFY_IN_PROCESS_POOL = True
+    date = dt.date(2026, 3, 4)
+    daily.ensure_daily(date, "spanish")  # one made already: not certified again
+    made = daily.ensure_day(date)
+    assert [c.variant for c in made] == list(VARIANT_IDS)
+    assert daily._started == {}  # every job begun ahead was waited for
+    settings.DAILY_CERTIFY_IN_PROCESS_POOL = False
+    for challenge in made:
+        assert challenge.deal.number == daily.certify(date, challenge.variant).deal
 
 
 def test_a_certification_worker_that_died_is_replaced(settings):  # noqa: ANN001

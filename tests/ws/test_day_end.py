@@ -120,3 +120,18 @@ async def test_the_watch_prepares_the_next_day_before_midnight(monkeypatch, move
     with contextlib.suppress(asyncio.CancelledError):
         await task
     assert done[:2] == [("prepare", real_today + dt.timedelta(days=1)), ("end", real_today)]
+
+
+async def test_the_watch_prepares_today_as_the_server_starts(monkeypatch, settings):  # noqa: ANN001
+    """So a new server's first visitor does not wait for the day's five certifications."""
+    settings.DAILY_PREPARE_AT_START = True
+    done: list[dt.date] = []
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 1e6)
+    monkeypatch.setattr(day_end, "prepare_day", lambda day: done.append(day) or 0)
+    task = day_end.start(asyncio.get_running_loop())
+    while not done:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert done == [clock.today()]
