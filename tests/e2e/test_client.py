@@ -126,6 +126,7 @@ def test_daily_moves_refusal_keyboard_and_reload(open_page, server: Server) -> N
     sign_in(page, name)
     page.get_by_test_id("daily-portuguese").click()
     expect(page.get_by_test_id("daily-intro")).to_be_visible()
+    expect(page.get_by_test_id("ranked-rules")).to_contain_text("it counts as a move")
     expect(page.get_by_test_id("leaderboard")).to_be_visible()
     page.get_by_test_id("start-daily").click()
     wait_live(page)
@@ -279,7 +280,7 @@ def test_win_screen_shows_rank(open_page, server: Server) -> None:
     expect(page.get_by_test_id("practice-daily")).to_be_visible()
     # Back in the lobby without a reload, the player's totals count the win.
     page.evaluate("location.hash = '#/'")
-    expect(page.get_by_test_id("my-stats")).to_have_text("1 played · 1 won")
+    expect(page.get_by_test_id("my-stats")).to_have_text("1 game · 1 won · daily streak 1 (best 1)")
     # Opened again later, the finished attempt still shows where it ranks.
     page.evaluate("location.hash = '#/daily/portuguese'")
     expect(page.get_by_test_id("game-over")).to_contain_text(f"rank {rank}")
@@ -492,10 +493,21 @@ def test_practice_sequences_double_click_draw_and_stock(open_page, server: Serve
     page.get_by_test_id("resign").click()
     page.wait_for_timeout(300)  # the overlay's fade-in, for the picture only
     shot(page, "11b-resign-confirm", full_page=False)
+    # The dialog holds the keyboard: Tab cycles within it, never to Sign out behind it, and
+    # the game's keys wait (u would have undone the move).
+    for _ in range(4):
+        page.keyboard.press("Tab")
+        assert page.evaluate("!!document.activeElement.closest('.dialog')")
+    page.keyboard.press("u")
+    expect(page.get_by_test_id("moves")).to_have_text("1")
     page.get_by_test_id("confirm-ok").click()
     expect(page.get_by_test_id("result")).to_have_attribute("data-status", "resigned")
     expect(page.get_by_test_id("status")).to_have_text("Resigned")
     assert rest_game(server, game["id"], token)["status"] == "resigned"
+    # "New deal" opens the practice form on this game (a route with a query).
+    page.get_by_role("link", name="New deal").click()
+    expect(page.get_by_test_id("practice-form")).to_be_visible()
+    expect(page.get_by_test_id("practice-variant")).to_have_value(game["variant"])
 
 
 @pytest.mark.parametrize("viewport_name", ["phone", "desktop"])

@@ -81,7 +81,8 @@ async function route() {
   if (app.view && app.view.destroy) app.view.destroy();
   app.view = null;
   const hash = location.hash || "#/";
-  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  // "#/practice?variant=countess": the query is the view's to read, not part of its name.
+  const parts = hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean);
   const [name, arg] = parts;
   document.querySelectorAll("nav a").forEach((a) => {
     a.classList.toggle("active", a.getAttribute("href") === `#/${name || ""}`);
@@ -176,7 +177,7 @@ function attemptLine(a) {
     parts.push(plural(a.moves, "move"), formatSeconds(a.seconds));
     if (a.rank) parts.push(`rank #${a.rank}`);
   }
-  if (a.foundation_cards != null && a.status !== "won") parts.push(`${a.foundation_cards} cards up`);
+  if (a.foundation_cards != null && a.status !== "won") parts.push(`${plural(a.foundation_cards, "card")} up`);
   return parts.join(" · ");
 }
 
@@ -188,7 +189,12 @@ async function lobbyView(token) {
   const statsEl = h("span", { class: "muted small", "data-testid": "my-stats" });
   const showStats = () => {
     const st = app.me && app.me.stats;
-    statsEl.textContent = st ? `${st.played} played · ${st.won} won` : "";
+    if (!st) return (statsEl.textContent = "");
+    // `played` counts every game started, practice included; a streak is of days with a
+    // finished ranked attempt.
+    const parts = [plural(st.played, "game"), `${st.won} won`];
+    if (st.best_streak) parts.push(`daily streak ${st.current_streak} (best ${st.best_streak})`);
+    statsEl.textContent = parts.join(" · ");
   };
   showStats();
   let timer = null;
@@ -437,7 +443,15 @@ async function dailyView(variantId, token) {
         ? `This deal is certified winnable; the solver's line takes ${challenge.par_moves} moves.`
         : `The solver brought ${challenge.par_cards} cards home on this deal (${challenge.par_moves} moves). Players rank by cards on the foundations.`),
       h("ul", { class: "rules" }, variant.rules.map((r) => h("li", {}, r))),
-      h("p", { class: "muted" }, "One ranked attempt: the clock starts when you start. Fewer moves, then less time, rank higher."),
+      h("h3", {}, "How a ranked attempt works"),
+      h("ul", { class: "ranked-rules", "data-testid": "ranked-rules" },
+        h("li", {}, "One attempt. The clock starts when you start it, and your time runs to your last move."),
+        h("li", {}, challenge.winnable
+          ? "Ranking: a win first, then more cards on the foundations, then fewer moves, then less time."
+          : "Ranking: more cards on the foundations first (this deal is not certified winnable), then fewer moves, then less time."),
+        h("li", {}, "Undo is allowed, but it counts as a move. A move that turned a card face up (a draw, or a play from the stock) cannot be undone."),
+        h("li", {}, "No hints in a ranked attempt; practice the deal afterwards as often as you like."),
+        h("li", {}, "Resigning ends the attempt as it stands, and it still ranks. An attempt left open at midnight UTC counts as it stands.")),
       err, button),
     aside));
   const board = new Leaderboard(aside, { date, variant: variantId, me: app.me, today: daily.date });

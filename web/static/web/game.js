@@ -13,7 +13,7 @@ import { applyMove, cardNames, describeMove, parseMove } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
-import { confirmDialog, h, formatSeconds, statusText } from "./ui.js";
+import { confirmDialog, h, formatSeconds, modalOpen, statusText } from "./ui.js";
 
 const FLIGHT_TIMEOUT_MS = 10000;
 
@@ -41,7 +41,10 @@ export class GameView {
       onMessage: (text) => this.message(text, "info"),
     });
     this.render();
-    this.tick = setInterval(() => this.renderClock(), 1000);
+    this.tick = setInterval(() => {
+      this.renderClock();
+      this.renderConn();
+    }, 1000);
     this._keys = (e) => this.keyDown(e);
     document.addEventListener("keydown", this._keys);
     this.socket = new ReconnectingSocket(`/ws/games/${game.id}`, {
@@ -158,16 +161,39 @@ export class GameView {
   }
 
   connStatus(status, info) {
-    const text = {
-      connecting: "connecting…",
-      open: "live",
-      waiting: `offline · retry in ${Math.ceil((info.retryIn || 0) / 1000)}s`,
-      closed: info.reason ? `closed: ${info.reason}` : "closed",
-    }[status];
-    this.connEl.textContent = text;
+    this.conn = { status, reason: info.reason, retryAt: Date.now() + (info.retryIn || 0) };
+    this.renderConn();
     this.connEl.dataset.state = status;
     if (status !== "open") this.root.dataset.synced = "0";
     this.connEl.title = status === "open" ? "Connected to the server" : "Not connected: moves wait until the connection is back";
+  }
+
+  // A hint's words go with its rings once the player moves: they named a table now gone.
+  dropHint() {
+    if (!this.hintShown) return;
+    this.hintShown = false;
+    this.table.clearHint();
+    if (this.msgEl.textContent.startsWith("Hint:")) {
+      clearTimeout(this.msgTimer);
+      this.msgEl.classList.remove("show");
+    }
+  }
+
+  // The connection pill: counts down to the next try while offline, and says how many of
+  // the player's moves wait to be sent.
+  renderConn() {
+    const c = this.conn;
+    if (!c) return;
+    const secs = Math.max(0, Math.ceil((c.retryAt - Date.now()) / 1000));
+    let text = {
+      connecting: "connecting…",
+      open: "live",
+      waiting: secs ? `offline · retry in ${secs}s` : "offline · retrying…",
+      closed: c.reason ? `closed: ${c.reason}` : "closed",
+    }[c.status];
+    const waiting = this.queue.length;
+    if (c.status !== "open" && waiting) text += ` · ${waiting === 1 ? "1 move" : `${waiting} moves`} to send`;
+    this.connEl.textContent = text;
   }
 
   clearError() {
@@ -190,12 +216,14 @@ export class GameView {
   submit(move, info = {}) {
     if (this.readOnly) return;
     if (this.status !== "playing") return;
+    this.dropHint();
     this.queue.push({ kind: "move", move, from: info.from });
     this.pump();
   }
 
   undo() {
     if (this.readOnly || this.status !== "playing") return;
+    this.dropHint();
     this.table.cancel();
     this.queue.push({ kind: "undo" });
     this.pump();
@@ -209,6 +237,7 @@ export class GameView {
       if (move) {
         this.table.showHint(move);
         this.message(`Hint: ${describeMove(this.server, move)}`, "info");
+        this.hintShown = true;
       } else {
         this.message("No hint: the solver found no winning move from here.", "info");
       }
@@ -237,6 +266,7 @@ export class GameView {
     if (!this.socket.isOpen) {
       const what = this.queue[this.queue.length - 1].kind === "undo" ? "your undo" : "your move";
       this.message(`Not connected: ${what} will be sent when the connection is back.`, "info");
+      this.renderConn();
       return;
     }
     const item = this.queue.shift();
@@ -270,7 +300,7 @@ export class GameView {
   }
 
   keyDown(e) {
-    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || this.asking) return;
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || this.asking || modalOpen()) return;
     const tag = (e.target.tagName || "").toLowerCase();
     if (["input", "textarea", "select"].includes(tag)) return;
     if (e.key === "Escape") {

@@ -149,6 +149,7 @@ export class Table {
   // ---- drawing ---------------------------------------------------------------------------
 
   render(state, { flash = null } = {}) {
+    if (this.hinted && state.moves !== this.hintAt) this.clearHint(); // it pointed at another table
     this.state = state;
     if (this.picked && !this.canPick(this.picked.pile, this.picked.n)) this.picked = null;
     const last = state.last_move ? parseMove(state.last_move) : null;
@@ -173,7 +174,7 @@ export class Table {
       } else if (count > 0) {
         pile.append(backElement(`Stock, ${count} face-down cards`));
       }
-      pile.append(badge(count));
+      if (count > 0) pile.append(badge(count));
     } else if (id === "waste" || id[0] === "f") {
       // Only the top card of a waste or foundation matters; show it and how many lie below.
       if (cards.length) pile.append(cardElement(cards[cards.length - 1], cards.length - 1));
@@ -223,16 +224,21 @@ export class Table {
     return this.picked.n;
   }
 
-  // Point at a suggested move (from GET /api/games/{id}/hint) for a few seconds.
+  // Point at a suggested move (from GET /api/games/{id}/hint) for a few seconds, or until the
+  // table changes.
   showHint(move) {
     const p = parseMove(move);
     this.hinted = p && !p.draw ? [p.from, p.to] : ["stock"];
+    this.hintAt = this.state ? this.state.moves : null;
     this.highlight();
     clearTimeout(this.hintTimer);
-    this.hintTimer = setTimeout(() => {
-      this.hinted = null;
-      this.highlight();
-    }, 4000);
+    this.hintTimer = setTimeout(() => this.clearHint(), 4000);
+  }
+
+  clearHint() {
+    clearTimeout(this.hintTimer);
+    this.hinted = null;
+    this.highlight();
   }
 
   flash(id) {
@@ -511,14 +517,37 @@ export class Table {
     } else if (e.key === "f" || e.key === "F") {
       e.preventDefault();
       this.toFoundation(id);
-    } else if (["ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown"].includes(e.key)) {
+    } else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
       e.preventDefault();
       const order = [...this.piles.keys()];
       const i = order.indexOf(id);
-      const step = e.key === "ArrowRight" || e.key === "ArrowDown" ? 1 : -1;
-      const next = order[(i + step + order.length) % order.length];
-      this.piles.get(next).focus();
+      const step = e.key === "ArrowRight" ? 1 : -1;
+      this.piles.get(order[(i + step + order.length) % order.length]).focus();
+    } else if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+      e.preventDefault();
+      const next = this.pileAbove(pileEl, e.key === "ArrowDown");
+      if (next) next.focus();
     }
+  }
+
+  // The pile in the row above (or below) as laid out on screen, nearest the same column: the
+  // foundations and cells from the tableau, the second tableau row on a phone.
+  pileAbove(from, below = false) {
+    const a = from.getBoundingClientRect();
+    const ax = a.left + a.width / 2;
+    let best = null;
+    let bestScore = Infinity;
+    for (const pile of this.piles.values()) {
+      const b = pile.getBoundingClientRect();
+      const dy = b.top - a.top;
+      if (below ? dy <= 4 : dy >= -4) continue;
+      const score = Math.abs(dy) * 4 + Math.abs(b.left + b.width / 2 - ax); // nearest row first
+      if (score < bestScore) {
+        best = pile;
+        bestScore = score;
+      }
+    }
+    return best;
   }
 }
 

@@ -54,25 +54,46 @@ export function toast(text, kind = "info") {
 
 // A modal box over the page: closes on its backdrop and on Escape, calling `onClose` once.
 // Returns `close`. Shared by the result dialog and the confirmations.
+// While it is open the rest of the page is `inert`: Tab stays inside the box, and nothing
+// behind it (the header's Sign out, the table's piles and keys) can be reached or pressed.
 export function modal(box, { testid = null, status = null, onClose = null } = {}) {
   const overlay = h("div", { class: "overlay", "data-testid": testid, "data-status": status }, box);
+  const before = document.activeElement;
+  const behind = [...document.body.children].filter((el) => !el.inert);
   let open = true;
   const close = () => {
     if (!open) return;
     open = false;
     overlay.remove();
+    behind.forEach((el) => (el.inert = false));
     document.removeEventListener("keydown", esc);
+    if (before && before.isConnected && before.focus) before.focus();
     if (onClose) onClose();
   };
   function esc(e) {
     if (e.key === "Escape") close();
+    else if (e.key === "Tab") {
+      // Round and round the box's controls: past its last, Tab would leave the page.
+      const items = [...box.querySelectorAll("button, a[href], input, select, textarea")].filter((el) => !el.disabled);
+      if (!items.length) return;
+      e.preventDefault();
+      const i = items.indexOf(document.activeElement);
+      const step = e.shiftKey ? -1 : 1;
+      items[i < 0 ? 0 : (i + step + items.length) % items.length].focus();
+    }
   }
   overlay.addEventListener("click", (e) => {
     if (e.target === overlay) close();
   });
   document.addEventListener("keydown", esc);
+  behind.forEach((el) => (el.inert = true));
   document.body.append(overlay);
   return close;
+}
+
+// Whether a modal box is open: page-wide keys (a game's u, d, h) wait until it closes.
+export function modalOpen() {
+  return !!document.querySelector("body > .overlay");
 }
 
 // An in-page yes/no question (the browser's own confirm() blocks the page and looks foreign).
