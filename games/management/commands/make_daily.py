@@ -41,14 +41,20 @@ class Command(BaseCommand):
         jobs = [(start + dt.timedelta(d), v) for d in range(days) for v in variants]
         tty = sys.stdout.isatty()
         started = time.perf_counter()
+        begun: set[dt.date] = set()
         for i, (day, v) in enumerate(jobs):
+            if day not in begun:  # the day's missing challenges, certified side by side
+                begun.add(day)
+                made = DailyChallenge.objects.filter(date=day).values_list("variant", flat=True)
+                have = set(made)
+                daily.start_certifying(day, [x for x in variants if x not in have])
             if tty:
                 self.stdout.write(progress(i, len(jobs), f"{day} {v}"), ending="")
                 self.stdout.flush()
             existed = DailyChallenge.objects.filter(date=day, variant=v).exists()
             t0 = time.perf_counter()
             challenge = daily.ensure_daily(day, v)
-            note = "exists" if existed else f"certified in {time.perf_counter() - t0:.1f}s"
+            note = "exists" if existed else f"certified, waited {time.perf_counter() - t0:.1f}s"
             line = (
                 f"{day} {v:<17} par {challenge.par_cards} cards / {challenge.par_moves} "
                 f"moves, {'winnable' if challenge.winnable else 'best par'} ({note})"
