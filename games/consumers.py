@@ -424,17 +424,30 @@ class LeaderboardConsumer(JsonFrameConsumer):
     frame_types = ("sync", "ping")
     public = True
 
+    total = -1  # entries on the last board sent
+
     async def on_connect(self) -> None:
+        """Join the board's group *before* loading the board, as the game socket does: a
+        finish committed after the load reaches this socket through the group, one committed
+        before is in the board, so none falls in between."""
+        from games import daily, leaderboards
+
         kwargs = self.scope["url_route"]["kwargs"]
         self.date, self.variant = kwargs["date"], kwargs["variant"]
+        try:  # the group is named by the day as written canonically (the URL may say 2026-W48-4)
+            day = daily.parse_day(self.date).isoformat()
+        except AppError:
+            day = self.date  # refused just below
+        await self.subscribe(leaderboards.board_group(day, self.variant))
         loaded = await _db(_load_board)(self.date, self.variant)
         if isinstance(loaded, AppError):
             return await self.refuse_connection(loaded, CLOSE_NOT_FOUND)
-        await self.join(*loaded)
-
-    async def join(self, group: str, first_frame: dict[str, Any]) -> None:
-        self.total = first_frame["d"]["total"]
-        await super().join(group, first_frame)
+        group, frame = loaded
+        if group != self.group:  # a variant id written otherwise: follow the board's own group
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self.subscribe(group)
+        self.total = frame["d"]["total"]
+        await self.send_frame(frame)
 
     async def board_frame(self, event: dict) -> None:
         """A board some writer read after its attempt finished. Two writers can read theirs in

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing as mp
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from django.conf import settings
@@ -43,19 +43,31 @@ def run_certify(date: dt.date, variant: str) -> Certificate:
 
     The solver is pure CPU; run in a request thread it would hold the GIL for seconds and slow
     every other request of the server, so it runs in its own process on another core. A
-    certification `start_certifying` began is waited for, not begun again. A worker that died
-    (killed, out of memory) breaks its pool for good: the pool is replaced and the job tried
-    once more, or no day after that would get its challenges until a restart.
+    certification once begun (here, or ahead by `start_certifying`) is every caller's until its
+    challenge is stored: a second caller waits for it instead of beginning another. A worker
+    that died (killed, out of memory) breaks its pool for good: the pool is replaced and the
+    job tried once more, or no day after that would get its challenges until a restart.
     """
     if not getattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False):
         return certify(date, variant)
+    key = (date, variant)
     with _pool_guard:
-        started = _started.pop((date, variant), None)
-    pool, job = started or _submit(date, variant)
+        entry = _started.get(key)
+        if entry is None or _failed(entry[1]):
+            entry = _started[key] = _submit(date, variant)
+    pool, job = entry
     try:
         return job.result()
-    except BrokenProcessPool:
+    except (BrokenProcessPool, CancelledError):  # cancelled: its pool was being replaced
+        _stored(date, variant)  # not stored, but this job is done with
         return _certify_pool(replacing=pool).submit(*_job_args(date, variant)).result()
+    except Exception:
+        _stored(date, variant)
+        raise
+
+
+def _failed(job: Future) -> bool:
+    return job.done() and (job.cancelled() or job.exception() is not None)
 
 
 def start_certifying(date: dt.date, variants: list[str]) -> None:
@@ -65,11 +77,20 @@ def start_certifying(date: dt.date, variants: list[str]) -> None:
     if not getattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False):
         return
     with _pool_guard:
-        for stale in [key for key in _started if key[0] < date]:  # begun, never waited for
-            del _started[stale]
+        for key, (_, job) in list(_started.items()):  # an earlier day's, done, never stored
+            if key[0] < date and job.done():
+                del _started[key]
         for variant in variants:
-            if (date, variant) not in _started:
+            begun = _started.get((date, variant))
+            if begun is None or _failed(begun[1]):
                 _started[(date, variant)] = _submit(date, variant)
+
+
+def _stored(date: dt.date, variant: str) -> None:
+    """The challenge is in the database: its certification, if begun ahead, is done with. Kept
+    until then, so a second caller meanwhile waits for the same job instead of another."""
+    with _pool_guard:
+        _started.pop((date, variant), None)
 
 
 def _job_args(date: dt.date, variant: str) -> tuple:
@@ -113,10 +134,12 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
     existing = DailyChallenge.objects.select_related("deal").filter(date=date, variant=variant)
     found = existing.first()
     if found is not None:
+        _stored(date, variant)
         return found
     with _lock_for(date, variant):
         found = existing.first()
         if found is not None:
+            _stored(date, variant)
             return found
         cert = run_certify(date, variant)
         deal = get_deal(variant, cert.deal)
@@ -135,6 +158,7 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
             date=date,
             variant=variant,
         )
+        _stored(date, variant)
         return challenge
 
 

@@ -75,10 +75,15 @@ def publish_day_end(day: dt.date) -> int:
 def prepare_day(day: dt.date) -> int:
     """Certify `day`'s challenges now, unless another process has claimed them; returns how
     many it made (those already made, by `make_daily` or on demand, are left as they are)."""
-    if not cache.add(f"day-prepare:{day.isoformat()}", True, timeout=CLAIM_SECONDS):
+    claim = f"day-prepare:{day.isoformat()}"
+    if not cache.add(claim, True, timeout=CLAIM_SECONDS):
         return 0
-    before = DailyChallenge.objects.filter(date=day).count()
-    daily.ensure_day(day)
+    try:
+        before = DailyChallenge.objects.filter(date=day).count()
+        daily.ensure_day(day)
+    except BaseException:
+        cache.delete(claim)  # not done: another process, or the next start, may try again
+        raise
     return len(VARIANT_IDS) - before
 
 
@@ -86,8 +91,8 @@ async def watch() -> None:
     """Prepare today's challenges if none are yet (DAILY_PREPARE_AT_START), then each next day
     shortly before it comes, and publish each day's end as it comes, for as long as the
     process runs."""
-    if settings.DAILY_PREPARE_AT_START:
-        await _run("Preparing", prepare_day, clock.today())
+    if settings.DAILY_PREPARE_AT_START:  # beside the watch: a start just before midnight
+        _keep(asyncio.create_task(_run("Preparing", prepare_day, clock.today())))
     while True:
         now = timezone.now()
         day = now.astimezone(dt.UTC).date()
@@ -105,7 +110,9 @@ async def _run(what: str, job: Callable[[dt.date], int], day: dt.date) -> None:
     """Run a day's job on a thread; log what it did, or its error: tomorrow's job must not die
     of today's."""
     try:
-        done = await database_sync_to_async(job)(day)
+        # Not on asgiref's one thread-sensitive thread: a socket's sign-in (and on SQLite
+        # every socket's reads) runs there, and waited seconds behind a certification.
+        done = await database_sync_to_async(job, thread_sensitive=False)(day)
     except Exception:  # noqa: BLE001
         log.exception("%s %s failed.", what, day)
     else:
@@ -117,7 +124,10 @@ _running: set[asyncio.Task] = set()  # held, so a sleeping watch is never collec
 
 def start(loop: asyncio.AbstractEventLoop) -> asyncio.Task:
     """Start `watch` on the server's loop (server.worker)."""
-    task = loop.create_task(watch(), name="day-end")
+    return _keep(loop.create_task(watch(), name="day-end"))
+
+
+def _keep(task: asyncio.Task) -> asyncio.Task:
     _running.add(task)
     task.add_done_callback(_running.discard)
     return task

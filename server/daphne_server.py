@@ -29,6 +29,7 @@ from server.lean_consumer import SEND_MANY
 log = logging.getLogger(__name__)
 
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
+_CLOSE_FRAME_HEAD = b"\x88"  # FIN, opcode 8 (close)
 
 
 _SHORT_HEADERS = [bytes((_TEXT, n)) for n in range(126)]
@@ -67,9 +68,17 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
         (no close frame: it would not read it either) before it takes the server's memory."""
         super().sendData(data, sync, chopsize)
         limit = self.send_buffer_limit
-        if limit and self.transport is not None:
+        # Only while open, and never on the close frame (sent while still open): a close that
+        # crosses the limit is left to the close handshake; dropped mid-close, autobahn would
+        # settle the close twice and never report it to the consumer.
+        if (
+            limit
+            and self.state == self.STATE_OPEN
+            and data[:1] != _CLOSE_FRAME_HEAD
+            and self.transport is not None
+        ):
             waiting = unsent_bytes(self.transport)
-            if waiting > limit and self.state != self.STATE_CLOSED:
+            if waiting > limit:
                 log.warning("dropped %s: %d bytes waiting for it to read", self.peer, waiting)
                 self.dropConnection(abort=True)
 

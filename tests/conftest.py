@@ -118,6 +118,7 @@ THROTTLED_CLIENT = "127.0.0.1"  # the test client's address, as DRF's throttles 
 TEST_CACHE_KEYS = (
     "throttle_*",  # throttle counts: user ids repeat from test to test, so a later one hears 429
     "day-end:*",  # a midnight claimed (games.day_end): a later run would find it taken
+    "day-prepare:*",  # a day's certification claimed (games.day_end), the same way
 )
 
 

@@ -214,3 +214,12 @@ def test_a_client_that_reads_is_never_dropped(monkeypatch):  # noqa: ANN001
         protocol.sendMessage(b"x" * 1000)  # autobahn's own path writes through sendData too
         transport.clear()  # the kernel took it all
     assert not transport.aborted and protocol.state == protocol.STATE_OPEN
+
+
+def test_a_close_frame_that_crosses_the_limit_closes_as_a_close_does(monkeypatch):  # noqa: ANN001
+    """Dropped mid-close, autobahn settled the close twice and never told the consumer."""
+    monkeypatch.setattr(ProjectWebSocketProtocol, "send_buffer_limit", 1000)
+    protocol, transport = open_protocol(UnreadTransport())
+    protocol.send_texts(["x" * 990])
+    protocol.sendClose(4429)
+    assert not transport.aborted and protocol.state == protocol.STATE_CLOSING

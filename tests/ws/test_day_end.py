@@ -135,3 +135,46 @@ async def test_the_watch_prepares_today_as_the_server_starts(monkeypatch, settin
     with contextlib.suppress(asyncio.CancelledError):
         await task
     assert done == [clock.today()]
+
+
+async def test_a_days_certification_leaves_the_sockets_thread_free(monkeypatch, settings):  # noqa: ANN001
+    """A socket's sign-in (and on SQLite its every read) runs on asgiref's thread-sensitive
+    thread: a certification held there for seconds stalled every connect."""
+    import threading
+
+    settings.DAILY_PREPARE_AT_START = True
+    started, release = threading.Event(), threading.Event()
+
+    def slow_prepare(day: dt.date) -> int:
+        started.set()
+        release.wait(10)
+        return 0
+
+    monkeypatch.setattr(day_end, "prepare_day", slow_prepare)
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 1e6)
+    task = day_end.start(asyncio.get_running_loop())
+    try:
+        while not started.is_set():
+            await asyncio.sleep(0.005)
+        assert await asyncio.wait_for(database_sync_to_async(lambda: 42)(), timeout=2) == 42
+    finally:
+        release.set()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    while day_end._running:  # the start-up job ends on its own
+        await asyncio.sleep(0.005)
+
+
+def test_a_failed_preparation_leaves_the_day_unclaimed(monkeypatch) -> None:  # noqa: ANN001
+    """Else no process would try again for the claim's three days."""
+    tomorrow = clock.today() + dt.timedelta(days=1)
+
+    def broken(day: dt.date) -> None:
+        raise RuntimeError("the pool died")
+
+    monkeypatch.setattr(daily, "ensure_day", broken)
+    with pytest.raises(RuntimeError):
+        day_end.prepare_day(tomorrow)
+    monkeypatch.setattr(daily, "ensure_day", lambda day: [])
+    assert day_end.prepare_day(tomorrow) == 5  # claimed and run this time (nothing was made)

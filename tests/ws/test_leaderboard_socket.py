@@ -104,3 +104,24 @@ async def test_a_board_delivered_after_a_newer_one_is_not_shown(user):  # noqa: 
     assert [(await recv(watcher))["d"]["total"] for _ in range(3)] == [2, 2, 3]
     assert await watcher.receive_nothing(timeout=0.2)
     await watcher.disconnect()
+
+
+async def test_a_board_socket_named_by_week_date_hears_its_boards(user):  # noqa: ANN001
+    """`2026-W48-4` names the same day as `2026-11-26` (ISO 8601; REST takes both): the socket
+    joins the day's one group, so the pushes reach it."""
+    from channels.layers import get_channel_layer
+
+    from games import leaderboards
+
+    today = clock.today()
+    await database_sync_to_async(daily.ensure_daily)(today, "portuguese")
+    year, week, weekday = today.isocalendar()
+    watcher = await connect(f"/ws/leaderboards/{year}-W{week:02d}-{weekday}/portuguese", user)
+    assert (await recv(watcher))["d"]["total"] == 0
+    frame = {"t": "leaderboard", "d": {"total": 1, "entries": []}}
+    await get_channel_layer().group_send(
+        leaderboards.board_group(today.isoformat(), "portuguese"),
+        {"type": "board.frame", "frame": frame},
+    )
+    assert (await recv(watcher))["d"]["total"] == 1
+    await watcher.disconnect()

@@ -232,8 +232,11 @@ export class GameView {
   async hint() {
     if (this.readOnly || this.status !== "playing" || !this.hintBtn) return;
     this.hintBtn.disabled = true;
+    const asked = this.server.v;
     try {
       const { move } = await get(`/api/games/${this.game.id}/hint`);
+      // The player moved (or undid) while the solver thought: the hint is for a table gone.
+      if (this.server.v !== asked || this.inflight || this.queue.length) return;
       if (move) {
         this.table.showHint(move);
         this.message(`Hint: ${describeMove(this.server, move)}`, "info");
