@@ -220,6 +220,7 @@ def test_a_close_frame_that_crosses_the_limit_closes_as_a_close_does(monkeypatch
     """Dropped mid-close, autobahn settled the close twice and never told the consumer."""
     monkeypatch.setattr(ProjectWebSocketProtocol, "send_buffer_limit", 1000)
     protocol, transport = open_protocol(UnreadTransport())
-    protocol.send_texts(["x" * 990])
-    protocol.sendClose(4429)
+    protocol.send_texts(["x" * 995])  # 997 bytes waiting: under the limit
+    assert not transport.aborted
+    protocol.sendClose(4429)  # its 4 bytes cross it
     assert not transport.aborted and protocol.state == protocol.STATE_CLOSING
