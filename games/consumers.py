@@ -101,11 +101,6 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         self.group = group
         await self.channel_layer.group_add(group, self.channel_name)
 
-    async def join(self, group: str, first_frame: dict[str, Any]) -> None:
-        """Subscribe, then send the first frame."""
-        await self.subscribe(group)
-        await self.send_frame(first_frame)
-
     async def refuse_connection(self, error: AppError, close_code: int) -> None:
         """Say why in an error frame, then close with a code a client can act on."""
         await self.send_error(error.code, error.detail, reason=error.code)
@@ -406,15 +401,13 @@ class GameConsumer(JsonFrameConsumer):
             await send_to_game(self.game_id, frame, exclude=self.channel_name)
 
 
-def _load_board(date: str, variant: str) -> tuple[str, dict] | AppError:
+def _load_board(date: str, variant: str) -> dict | AppError:
     from games import daily, leaderboards
 
     try:
-        challenge = daily.challenge_for(date, variant)
+        return leaderboards.board_frame(daily.challenge_for(date, variant))
     except AppError as exc:
         return exc
-    group = leaderboards.board_group(challenge.date.isoformat(), challenge.variant)
-    return group, leaderboards.board_frame(challenge)
 
 
 class LeaderboardConsumer(JsonFrameConsumer):
@@ -424,7 +417,7 @@ class LeaderboardConsumer(JsonFrameConsumer):
     frame_types = ("sync", "ping")
     public = True
 
-    total = -1  # entries on the last board sent
+    total = -1  # entries on the largest board sent (a board only gains them)
 
     async def on_connect(self) -> None:
         """Join the board's group *before* loading the board, as the game socket does: a
@@ -439,29 +432,25 @@ class LeaderboardConsumer(JsonFrameConsumer):
         except AppError:
             day = self.date  # refused just below
         await self.subscribe(leaderboards.board_group(day, self.variant))
-        loaded = await _db(_load_board)(self.date, self.variant)
-        if isinstance(loaded, AppError):
-            return await self.refuse_connection(loaded, CLOSE_NOT_FOUND)
-        group, frame = loaded
-        if group != self.group:  # a variant id written otherwise: follow the board's own group
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self.subscribe(group)
-        self.total = frame["d"]["total"]
-        await self.send_frame(frame)
+        frame = await _db(_load_board)(self.date, self.variant)
+        if isinstance(frame, AppError):
+            return await self.refuse_connection(frame, CLOSE_NOT_FOUND)
+        await self.show(frame)
 
     async def board_frame(self, event: dict) -> None:
         """A board some writer read after its attempt finished. Two writers can read theirs in
         one order and deliver them in the other; a board only ever gains entries (an attempt
         finishes once; the day's end adds the open ones), so one with fewer entries than the
         board this socket has is older, and is dropped rather than shown over a newer one."""
-        frame = event["frame"]
-        if frame["d"]["total"] < self.total:
-            return
-        self.total = frame["d"]["total"]
-        await self.send_frame(frame)
+        if event["frame"]["d"]["total"] >= self.total:
+            await self.show(event["frame"])
 
     async def on_sync(self, data: dict) -> None:
-        loaded = await _db(_load_board)(self.date, self.variant)
-        if not isinstance(loaded, AppError):
-            self.total = max(self.total, loaded[1]["d"]["total"])
-            await self.send_frame(loaded[1])
+        frame = await _db(_load_board)(self.date, self.variant)
+        if not isinstance(frame, AppError):
+            await self.show(frame)
+
+    async def show(self, frame: dict) -> None:
+        """Send a board, read from the database or pushed, and remember its size."""
+        self.total = max(self.total, frame["d"]["total"])
+        await self.send_frame(frame)
