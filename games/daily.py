@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing as mp
 import threading
+from collections.abc import Iterable
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -59,10 +60,10 @@ def run_certify(date: dt.date, variant: str) -> Certificate:
     try:
         return job.result()
     except (BrokenProcessPool, CancelledError):  # cancelled: its pool was being replaced
-        _stored(date, variant)  # not stored, but this job is done with
+        _done_with(date, variant)
         return _certify_pool(replacing=pool).submit(*_job_args(date, variant)).result()
     except Exception:
-        _stored(date, variant)
+        _done_with(date, variant)
         raise
 
 
@@ -86,9 +87,10 @@ def start_certifying(date: dt.date, variants: list[str]) -> None:
                 _started[(date, variant)] = _submit(date, variant)
 
 
-def _stored(date: dt.date, variant: str) -> None:
-    """The challenge is in the database: its certification, if begun ahead, is done with. Kept
-    until then, so a second caller meanwhile waits for the same job instead of another."""
+def _done_with(date: dt.date, variant: str) -> None:
+    """Forget a certification begun for this challenge: it is in the database, or its job
+    failed. Kept until then, so a second caller meanwhile waits for the same job instead of
+    beginning another."""
     with _pool_guard:
         _started.pop((date, variant), None)
 
@@ -134,12 +136,12 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
     existing = DailyChallenge.objects.select_related("deal").filter(date=date, variant=variant)
     found = existing.first()
     if found is not None:
-        _stored(date, variant)
+        _done_with(date, variant)
         return found
     with _lock_for(date, variant):
         found = existing.first()
         if found is not None:
-            _stored(date, variant)
+            _done_with(date, variant)
             return found
         cert = run_certify(date, variant)
         deal = get_deal(variant, cert.deal)
@@ -158,18 +160,26 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
             date=date,
             variant=variant,
         )
-        _stored(date, variant)
+        _done_with(date, variant)
         return challenge
+
+
+def begin_missing(date: dt.date, variants: Iterable[str]) -> dict[str, DailyChallenge]:
+    """The day's challenges already made, by variant (one query); the missing ones of
+    `variants` are begun side by side (start_certifying), for `ensure_daily` to store."""
+    found = {c.variant: c for c in DailyChallenge.objects.select_related("deal").filter(date=date)}
+    missing = [v for v in variants if v not in found]
+    if missing:
+        start_certifying(date, missing)
+    return found
 
 
 def ensure_day(date: dt.date) -> list[DailyChallenge]:
     """Every challenge of a day, in VARIANT_IDS order: one query when they all exist; those
-    missing are certified side by side (start_certifying), then stored one by one."""
-    found = {c.variant: c for c in DailyChallenge.objects.select_related("deal").filter(date=date)}
-    missing = [v for v in VARIANT_IDS if v not in found]
-    if missing:
-        start_certifying(date, missing)
-        for variant in missing:
+    missing are certified side by side, then stored one by one."""
+    found = begin_missing(date, VARIANT_IDS)
+    for variant in VARIANT_IDS:
+        if variant not in found:
             found[variant] = ensure_daily(date, variant)
     return [found[v] for v in VARIANT_IDS]
 

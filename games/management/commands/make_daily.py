@@ -9,7 +9,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from games import clock, daily
-from games.models import VARIANT_IDS, DailyChallenge
+from games.models import VARIANT_IDS
 
 
 def progress(done: int, total: int, label: str, width: int = 30) -> str:
@@ -41,17 +41,14 @@ class Command(BaseCommand):
         jobs = [(start + dt.timedelta(d), v) for d in range(days) for v in variants]
         tty = sys.stdout.isatty()
         started = time.perf_counter()
-        begun: set[dt.date] = set()
+        made: dict[dt.date, dict] = {}  # per day, the challenges made before this run
         for i, (day, v) in enumerate(jobs):
-            if day not in begun:  # the day's missing challenges, certified side by side
-                begun.add(day)
-                made = DailyChallenge.objects.filter(date=day).values_list("variant", flat=True)
-                have = set(made)
-                daily.start_certifying(day, [x for x in variants if x not in have])
+            if day not in made:  # the day's missing challenges, certified side by side
+                made[day] = daily.begin_missing(day, variants)
             if tty:
                 self.stdout.write(progress(i, len(jobs), f"{day} {v}"), ending="")
                 self.stdout.flush()
-            existed = DailyChallenge.objects.filter(date=day, variant=v).exists()
+            existed = v in made[day]
             t0 = time.perf_counter()
             challenge = daily.ensure_daily(day, v)
             note = "exists" if existed else f"certified, waited {time.perf_counter() - t0:.1f}s"
