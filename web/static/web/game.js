@@ -170,9 +170,7 @@ export class GameView {
 
   // A hint's words go with its rings once the player moves: they named a table now gone.
   dropHint() {
-    if (!this.hintShown) return;
-    this.hintShown = false;
-    this.table.clearHint();
+    if (this.table.hinted) this.table.clearHint();
     if (this.msgEl.textContent.startsWith("Hint:")) {
       clearTimeout(this.msgTimer);
       this.msgEl.classList.remove("show");
@@ -240,7 +238,6 @@ export class GameView {
       if (move) {
         this.table.showHint(move);
         this.message(`Hint: ${describeMove(this.server, move)}`, "info");
-        this.hintShown = true;
       } else {
         this.message("No hint: the solver found no winning move from here.", "info");
       }
@@ -303,7 +300,8 @@ export class GameView {
   }
 
   keyDown(e) {
-    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || this.asking || modalOpen()) return;
+    // An open dialog (the resign question, the result) has the keyboard.
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || modalOpen()) return;
     const tag = (e.target.tagName || "").toLowerCase();
     if (["input", "textarea", "select"].includes(tag)) return;
     if (e.key === "Escape") {
