@@ -5,14 +5,21 @@ from rest_framework import serializers
 
 from server.json_input import StrictCharField
 
+# The length and the characters are checked apart, each with its own message: a regex that
+# also checked the length repeated "no more than 30 characters" beside its own for a long name.
 username_validator = RegexValidator(
-    r"^[A-Za-z0-9_.-]{3,30}$",
-    "Usernames are 3-30 characters: letters, digits, '_', '.' or '-'.",
+    r"^[A-Za-z0-9_.-]*$", "Usernames use letters, digits, '_', '.' or '-' only."
 )
+_USERNAME_LENGTH = "Usernames are 3-30 characters."
 
 
 class CredentialsSerializer(serializers.Serializer):
-    username = StrictCharField(max_length=30, validators=[username_validator])
+    username = StrictCharField(
+        min_length=3,
+        max_length=30,
+        validators=[username_validator],
+        error_messages={"min_length": _USERNAME_LENGTH, "max_length": _USERNAME_LENGTH},
+    )
     password = StrictCharField(max_length=128, write_only=True, trim_whitespace=False)
 
 

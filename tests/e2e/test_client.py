@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import uuid
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -540,8 +541,24 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
         if top["count"] <= top["perLine"]:
             assert top["lines"] == 1, f"{variant}'s foundations are split over {top['lines']} lines"
         shot(page, f"13-{variant}-{viewport_name}")
+    # A board with the longest name there may be (30 characters, no space) still fits, every
+    # column in its panel.
+    long_name, long_token = server.register(f"Long_{uuid.uuid4().hex}"[:30])
+    day = server.request("GET", "/api/daily", token=long_token)["date"]
+    attempt = server.request("POST", f"/api/daily/{day}/portuguese/play", {}, long_token)
+    server.request("POST", f"/api/games/{attempt['id']}/resign", {}, long_token)
     page.goto("/#/daily/portuguese")
     expect(page.get_by_test_id("daily-intro")).to_be_visible()
+    expect(page.locator(f"[data-testid=lb-row][data-username='{long_name}']")).to_be_visible()
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the daily page is {overflow}px wider than the {viewport_name} screen"
+    sticking_out = page.evaluate(
+        """() => { const board = document.querySelector('[data-testid=leaderboard]');
+                   const right = board.getBoundingClientRect().right;
+                   return [...board.querySelectorAll('th, td')]
+                     .filter(c => c.getBoundingClientRect().right > right + 1).length; }"""
+    )
+    assert sticking_out == 0, f"{sticking_out} leaderboard cells stick out of its panel"
     shot(page, f"14-daily-intro-{viewport_name}")
 
 
@@ -574,3 +591,76 @@ def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server
     page.get_by_test_id("practice-start").click()
     expect(page.get_by_test_id("auth-form")).to_be_visible()
     expect(page.get_by_test_id("whoami")).to_have_count(0)
+
+
+def _two_tableau_moves(variant: str) -> tuple[int, str, str]:
+    """A deal whose first position has a tableau move after which another one follows."""
+    from games import engine
+
+    for deal in range(1, 200):
+        state = engine.new_game(variant, deal)
+        for src, dst in tableau_moves(state.legal_moves()):
+            after = state.apply(f"{src}-{dst}")
+            follow = [m for m in tableau_moves(after.legal_moves()) if m != (dst, src)]
+            if follow:
+                return deal, f"{src}-{dst}", "-".join(follow[0])
+    raise AssertionError("no deal with two tableau moves in a row")
+
+
+OFFLINE_JS = """(on) => { const s = window.__arena.view.game.socket;
+  if (!on) { s.realConnect = s.connect; s.connect = () => s.scheduleRetry(); s.drop(); }
+  else { s.connect = s.realConnect; s.reconnectNow(); } }"""
+
+
+def test_moves_made_offline_show_on_the_table_and_land_once_back(open_page, server: Server) -> None:
+    """With the server out of reach a move shows on the table as played, not only as a count
+    beside the connection: a player who saw nothing happen would make it again. Back online,
+    each waiting move is sent in turn and lands once."""
+    name, token = server.register()
+    deal, first, second = _two_tableau_moves("portuguese")
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
+    gid = game["id"]
+    page = open_page()
+    log_in(page, name, f"/#/play/{gid}")
+    wait_live(page, gid)
+    start = piles(page)
+
+    page.evaluate(OFFLINE_JS, False)
+    expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
+    for n, move in enumerate((first, second), start=1):
+        src, dst = move.split("-")
+        card = piles(page)[src][-1]
+        drag(page, top_card(page, src), pile(page, dst))
+        expect(pile(page, dst).locator(".card").last).to_have_attribute("data-card", card)
+        expect(page.get_by_test_id("conn")).to_contain_text(
+            f"{n} move{'s' if n > 1 else ''} to send"
+        )
+        expect(page.get_by_test_id("moves")).to_have_text(str(n))
+    assert piles(page) != start
+    assert rest_game(server, gid, token)["v"] == 0  # nothing reached the server yet
+
+    page.evaluate(OFFLINE_JS, True)
+    wait_live(page, gid)
+    wait_version(page, 2)
+    history = server.request("GET", f"/api/games/{gid}/moves", token=token)
+    assert [m["move"] for m in history] == [first, second]
+    assert_table_matches(page, rest_game(server, gid, token)["state"])
+
+
+def test_u_asks_for_no_undo_the_button_does_not_offer(open_page, server: Server) -> None:
+    """In a ranked attempt a draw cannot be undone; the button says so by being off, and the
+    key does what the button does: nothing, instead of an undo the server will refuse (which
+    would also throw away the moves typed after it)."""
+    name, _ = server.register()
+    page = open_page()
+    sign_in(page, name)
+    page.get_by_test_id("daily-countess").click()
+    page.get_by_test_id("start-daily").click()
+    wait_live(page)
+    page.keyboard.press("d")
+    wait_version(page, 1)
+    expect(page.get_by_test_id("undo")).to_be_disabled()
+    page.keyboard.press("u")
+    page.keyboard.press("d")
+    wait_version(page, 2)
+    expect(page.get_by_test_id("message")).not_to_contain_text("cannot be undone")

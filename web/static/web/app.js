@@ -133,6 +133,16 @@ async function signinView() {
     submit.textContent = m === "signin" ? "Sign in" : "Create account";
     toggle.textContent = m === "signin" ? "New here? Create an account" : "Have an account? Sign in";
     pass.autocomplete = m === "signin" ? "current-password" : "new-password";
+    // A new name is checked here as the server checks it; signing in takes any existing one.
+    if (m === "signup") {
+      user.maxLength = 30;
+      user.pattern = "[A-Za-z0-9_.\\-]{3,30}";
+      user.title = "3-30 characters: letters, digits, '_', '.' or '-'";
+    } else {
+      user.maxLength = 150;
+      user.removeAttribute("pattern");
+      user.removeAttribute("title");
+    }
     form.dataset.mode = m;
   };
   setMode("signin");
@@ -151,10 +161,7 @@ async function signinView() {
       if (location.hash === next) route();
       else location.hash = next;
     } catch (ex) {
-      err.replaceChildren(errorBox(ex));
-      if (ex.fields) {
-        err.append(h("ul", { class: "error" }, Object.entries(ex.fields).map(([k, v]) => h("li", {}, `${k}: ${v}`))));
-      }
+      err.replaceChildren(errorBox(ex)); // its detail names each field that was refused
     } finally {
       submit.disabled = false;
     }
@@ -437,7 +444,7 @@ async function dailyView(variantId, token) {
   const aside = h("aside", { class: "side" });
   setView(null, h("div", { class: "with-aside" },
     h("section", { class: "panel main-col", "data-testid": "daily-intro" },
-      h("h2", {}, `${variant.name} · ${date}`),
+      h("h2", {}, `${variant.name} · `, h("span", { class: "nowrap" }, date)),
       h("p", {}, variant.summary),
       h("p", { class: "muted" }, challenge.winnable
         ? `This deal is certified winnable; the solver's line takes ${challenge.par_moves} moves.`

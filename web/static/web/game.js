@@ -75,7 +75,9 @@ export class GameView {
 
   build() {
     const g = this.game;
-    const title = this.variant.name + (g.daily ? ` · Daily ${g.daily.date}` : g.deal ? ` · Deal ${g.deal}` : "");
+    // The date as one word: a narrow screen broke "2026-" from "11-26".
+    const title = [this.variant.name,
+      g.daily ? [" · Daily ", h("span", { class: "nowrap" }, g.daily.date)] : g.deal ? ` · Deal ${g.deal}` : ""];
     this.movesEl = h("span", { class: "stat-value", "data-testid": "moves" }, "0");
     this.clockEl = h("span", { class: "stat-value", "data-testid": "clock" }, "0:00");
     this.connEl = h("span", { class: "conn", "data-testid": "conn", "data-state": "connecting" }, "connecting…");
@@ -115,12 +117,26 @@ export class GameView {
 
   // ---- drawing ---------------------------------------------------------------------------
 
+  // What the table shows: the server's state, then the player's moves not answered yet (the
+  // one in flight, and those waiting their turn, offline for instance), so the table shows
+  // the position the player is playing on and a move made is never made again by mistake.
+  // Only what can be foreseen: a first move the server lists as legal, and then each next
+  // one as long as its cards are there; not past a draw (the card is face down), an undo,
+  // or a move the server must judge first.
   display() {
     const f = this.inflight;
-    if (f && f.optimistic && f.kind === "move") {
-      return applyMove(this.server, f.move) || this.server;
+    const ahead = f ? [f] : [];
+    if (f && !(f.kind === "move" && f.optimistic)) return this.server;
+    ahead.push(...this.queue);
+    let shown = this.server;
+    for (const [i, item] of ahead.entries()) {
+      if (item.kind !== "move") break;
+      if (i === 0 && !(shown.legal_moves || []).includes(item.move)) break;
+      const next = applyMove(shown, item.move);
+      if (!next) break;
+      shown = next;
     }
-    return this.server;
+    return shown;
   }
 
   render(opts = {}) {
@@ -131,7 +147,7 @@ export class GameView {
     this.statusEl.textContent = shown.day_over ? "Day over" : statusText(shown.status);
     this.statusEl.dataset.status = shown.status;
     this.root.dataset.v = String(this.server.v);
-    this.root.dataset.pending = this.inflight ? "1" : "0";
+    this.root.dataset.pending = this.inflight || this.queue.length ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
     this.undoBtn.disabled = !playing || this.server.v === 0 || this.lastMoveRevealed(shown);
     this.resignBtn.disabled = !playing;
@@ -217,6 +233,7 @@ export class GameView {
     this.dropHint();
     this.queue.push({ kind: "move", move, from: info.from });
     this.pump();
+    if (!this.inflight) this.render(); // waiting (offline): shown as played, to be sent
   }
 
   undo() {
@@ -308,7 +325,7 @@ export class GameView {
       if (this.table.cancel()) e.preventDefault();
     } else if ((e.key === "u" || e.key === "U") && !this.readOnly) {
       e.preventDefault();
-      this.undo();
+      if (!this.undoBtn.disabled) this.undo(); // as the button: not what the server refuses
     } else if ((e.key === "h" || e.key === "H") && !this.readOnly) {
       this.hint();
     } else if ((e.key === "d" || e.key === "D") && !this.readOnly) {
