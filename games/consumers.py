@@ -29,8 +29,6 @@ from server.lean_consumer import LeanWebsocketConsumer
 
 log = logging.getLogger(__name__)
 
-CLOSE_FORBIDDEN = 4403
-CLOSE_NOT_FOUND = 4404
 CLOSE_RATE_LIMITED = 4429
 
 # The error codes PROTOCOL.md promises on the socket; anything else is mapped onto them.
@@ -101,14 +99,27 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         self.group = group
         await self.channel_layer.group_add(group, self.channel_name)
 
-    async def refuse_connection(self, error: AppError, close_code: int) -> None:
-        """Say why in an error frame, then close with a code a client can act on."""
-        await self.send_error(error.code, error.detail, reason=error.code)
-        await self.close(code=close_code)
-
-    async def disconnect(self, code: int) -> None:
+    async def unsubscribe(self) -> None:
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
+            del self.group
+
+    # Why this socket serves nothing (no such game or board, or one not open to this user
+    # yet), or None once it does.
+    refusal: AppError | None = None
+
+    async def refuse_socket(self, error: AppError, msg_id: Any = None) -> None:
+        """Say why this socket serves nothing, and keep it open: PROTOCOL.md closes a socket
+        for an error only when its sign-in fails (4401) or it is abused (4429). A client that
+        knows only the contract would take any other close for a lost connection and open the
+        socket again, and again; here it hears why, and a `sync` asks once more (the game may
+        be open to it by then). `reason` is the REST error code for the same request."""
+        self.refusal = error
+        await self.unsubscribe()  # hears nothing of what it may not see
+        await self.send_error(error.code, error.detail, msg_id, reason=error.code)
+
+    async def disconnect(self, code: int) -> None:
+        await self.unsubscribe()
         await super().disconnect(code)
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
@@ -155,13 +166,15 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             getattr(self, f"on_{frame['t']}", None) if frame["t"] in self.frame_types else None
         )
         if handler is None:
-            await self.send_error(
-                "bad_message",
-                f"Unknown message type '{frame['t'][:32]}'. Known: {', '.join(self.frame_types)}.",
-                data.get("id") if _is_id(data.get("id")) else None,
-            )
-            return
+            return await self.unknown_frame(frame["t"], _msg_id(data))
         await handler(data)
+
+    async def unknown_frame(self, frame_type: str, msg_id: Any) -> None:
+        await self.send_error(
+            "bad_message",
+            f"Unknown message type '{frame_type[:32]}'. Known: {', '.join(self.frame_types)}.",
+            msg_id,
+        )
 
     frame_types: tuple[str, ...] = ("ping",)
 
@@ -170,15 +183,18 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
 
 
 class NoSuchSocket(JsonFrameConsumer):
-    """Any path no other socket serves (`/ws/games/abc`, a typo): an error frame and 4404, a
-    close a client can act on, not a handshake that fails with HTTP 500 because no route
-    matched."""
+    """Any path no other socket serves (`/ws/games/abc`, a typo): the socket opens and says so
+    in an error frame, and again for every frame but a ping, instead of a handshake that fails
+    with HTTP 500 because no route matched."""
 
-    async def connect(self) -> None:
-        await self.accept()  # a close before accept would be an HTTP 403, losing the code
-        await self.refuse_connection(
-            AppError("bad_message", "No such WebSocket path."), CLOSE_NOT_FOUND
-        )
+    public = True  # nothing is served: there is nothing to sign in for
+    frame_types = ("ping",)
+
+    async def on_connect(self) -> None:
+        await self.refuse_socket(AppError("bad_message", "No such WebSocket path."))
+
+    async def unknown_frame(self, frame_type: str, msg_id: Any) -> None:
+        await self.refuse_socket(self.refusal, msg_id)
 
 
 _ID_TYPES = (str, int)  # a tuple made once: `str | int` builds a union on every call
@@ -188,6 +204,11 @@ def _is_id(value: Any) -> bool:
     return value is None or (
         isinstance(value, _ID_TYPES) and not isinstance(value, bool) and len(str(value)) <= 64
     )
+
+
+def _msg_id(data: dict) -> Any:
+    """A frame's `id`, to answer it by, if it is one a client may use."""
+    return data.get("id") if _is_id(data.get("id")) else None
 
 
 def _too_large(text: str, limit: int) -> bool:
@@ -311,18 +332,21 @@ class GameConsumer(JsonFrameConsumer):
     batcher: MoveBatcher | None = None  # the loop's, looked up at this socket's first move
 
     async def on_connect(self) -> None:
+        self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
+        await self.load()
+
+    async def load(self) -> None:
         """Join the game's group *before* loading the state to start from: a move committed
         after that load reaches this socket through the group, one committed before is in the
-        state, so none falls in between (server.channel_layer.RedisLayer relies on it)."""
-        self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
+        state, so none falls in between (server.channel_layer.RedisLayer relies on it). No
+        such game, or one this user may not watch yet: refused (`refuse_socket`)."""
         await self.subscribe(game_group(self.game_id))
         loaded = await _db(_load_state)(self.game_id, self.user)
         if isinstance(loaded, AppError):
-            code = CLOSE_NOT_FOUND if loaded.code == "not_found" else CLOSE_FORBIDDEN
-            return await self.refuse_connection(loaded, code)
+            return await self.refuse_socket(loaded)
         owner_id, self.version, frame = loaded
         self.is_owner = owner_id == self.user.id
-        self.admitted = True
+        self.admitted, self.refusal = True, None
         await self.send_frame(frame)
 
     async def game_frame(self, event: dict) -> None:
@@ -337,6 +361,8 @@ class GameConsumer(JsonFrameConsumer):
         await self.send(text_data=event["text"])
 
     async def on_sync(self, data: dict) -> None:
+        if self.refusal is not None:
+            return await self.load()  # refused at connect: ask again
         loaded = await _db(_load_state)(self.game_id, self.user)
         if not isinstance(loaded, AppError):
             _, self.version, frame = loaded
@@ -363,10 +389,11 @@ class GameConsumer(JsonFrameConsumer):
         await super().send_error(code, detail, msg_id, **extra)
 
     async def _refuse(self, data: dict, code: str, detail: str, **extra: Any) -> None:
-        msg_id = data.get("id") if _is_id(data.get("id")) else None
-        await self.send_error(code, detail, msg_id, **extra)
+        await self.send_error(code, detail, _msg_id(data), **extra)
 
     async def _write(self, action: str, data: dict) -> None:
+        if self.refusal is not None:
+            return await self.refuse_socket(self.refusal, _msg_id(data))
         if not _is_id(data.get("id")):
             return await self._refuse(
                 data, "bad_message", '"id" must be a short string or an integer.'
@@ -420,13 +447,17 @@ class LeaderboardConsumer(JsonFrameConsumer):
     total = -1  # entries on the largest board sent (a board only gains them)
 
     async def on_connect(self) -> None:
-        """Join the board's group *before* loading the board, as the game socket does: a
-        finish committed after the load reaches this socket through the group, one committed
-        before is in the board, so none falls in between."""
-        from games import daily, leaderboards
-
         kwargs = self.scope["url_route"]["kwargs"]
         self.date, self.variant = kwargs["date"], kwargs["variant"]
+        await self.load()
+
+    async def load(self) -> None:
+        """Join the board's group *before* loading the board, as the game socket does: a
+        finish committed after the load reaches this socket through the group, one committed
+        before is in the board, so none falls in between. A date or variant that is not one,
+        or a day with no challenge: refused (`refuse_socket`)."""
+        from games import daily, leaderboards
+
         try:  # the group is named by the day as written canonically (the URL may say 2026-W48-4)
             day = daily.parse_day(self.date).isoformat()
         except AppError:
@@ -434,7 +465,8 @@ class LeaderboardConsumer(JsonFrameConsumer):
         await self.subscribe(leaderboards.board_group(day, self.variant))
         frame = await _db(_load_board)(self.date, self.variant)
         if isinstance(frame, AppError):
-            return await self.refuse_connection(frame, CLOSE_NOT_FOUND)
+            return await self.refuse_socket(frame)
+        self.refusal = None
         await self.show(frame)
 
     async def board_frame(self, event: dict) -> None:
@@ -446,6 +478,8 @@ class LeaderboardConsumer(JsonFrameConsumer):
             await self.show(event["frame"])
 
     async def on_sync(self, data: dict) -> None:
+        if self.refusal is not None:
+            return await self.load()  # refused at connect: ask again
         frame = await _db(_load_board)(self.date, self.variant)
         if not isinstance(frame, AppError):
             await self.show(frame)

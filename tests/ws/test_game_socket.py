@@ -288,20 +288,37 @@ async def test_a_send_to_a_socket_that_is_gone_is_dropped_quietly():
     assert len(sent) == 1 and consumer.closing
 
 
-async def test_unknown_game_closes_with_4404(user):  # noqa: ANN001
+async def test_unknown_game_says_so_and_the_socket_stays_open(user):  # noqa: ANN001
+    """PROTOCOL.md: an error closes a socket only for auth failure (4401) and abuse (4429)."""
     comm = await connect("/ws/games/987654", user)
     err = await recv(comm)
     assert err["t"] == "error"
     assert (err["d"]["code"], err["d"]["reason"]) == ("forbidden", "not_found")  # websocket.md
-    assert (await comm.receive_output())["code"] == 4404
+    await send(comm, "move", {"move": "t0-f0", "v": 0, "id": "m-1"})
+    err = await recv(comm)
+    assert (err["d"]["id"], err["d"]["code"], err["d"]["detail"]) == (
+        "m-1",
+        "forbidden",
+        "No game 987654.",
+    )
+    await send(comm, "sync")  # asks again: still no such game
+    assert (await recv(comm))["d"]["reason"] == "not_found"
+    await send(comm, "ping")
+    assert await recv(comm) == {"t": "pong"}
+    assert await comm.receive_nothing(timeout=0.3)
 
 
 @pytest.mark.parametrize("path", ["/ws/games/abc", "/ws/nothing"])
-async def test_a_path_with_no_socket_closes_with_4404(user, path):  # noqa: ANN001
+async def test_a_path_with_no_socket_says_so_to_every_frame(user, path):  # noqa: ANN001
     comm = await connect(path, user)
     err = await recv(comm)
     assert err["t"] == "error" and err["d"]["code"] == err["d"]["reason"] == "bad_message"
-    assert (await comm.receive_output())["code"] == 4404
+    await send(comm, "sync", {"id": 7})
+    err = await recv(comm)
+    assert (err["d"]["id"], err["d"]["detail"]) == (7, "No such WebSocket path.")
+    await send(comm, "ping")
+    assert await recv(comm) == {"t": "pong"}
+    assert await comm.receive_nothing(timeout=0.3)
 
 
 async def test_missing_auth_closes_with_4401(user):  # noqa: ANN001
@@ -368,7 +385,8 @@ async def test_rest_move_reaches_the_socket(user):  # noqa: ANN001
 
 async def test_a_socket_refused_at_connect_hears_none_of_the_games_moves(user, other_user):  # noqa: ANN001
     """A game socket joins its group before it loads (so no move falls between the two); one
-    refused there, here a watcher of a ranked attempt still running, must not hear a frame."""
+    refused there, here a watcher of a ranked attempt still running, must not hear a frame.
+    Once its own attempt has ended, a `sync` opens the game to it."""
     from games import clock
     from tests.conftest import client_for
 
@@ -377,11 +395,26 @@ async def test_a_socket_refused_at_connect_hears_none_of_the_games_moves(user, o
     game = (await database_sync_to_async(api.post)(f"/api/daily/{date}/portuguese/play")).json()
     refused = await connect(f"/ws/games/{game['id']}", other_user)
     assert (await recv(refused))["d"]["code"] == "forbidden"
-    assert (await refused.receive_output(timeout=3)) == {"type": "websocket.close", "code": 4403}
     move = game["state"]["legal_moves"][0]
     played = await database_sync_to_async(api.post)(
         f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json"
     )
     assert played.status_code == 200
     assert await refused.receive_nothing(timeout=0.5)
+    await send(refused, "sync")
+    assert (await recv(refused))["d"]["reason"] == "forbidden"
+
+    own = client_for(other_user)
+    mine = (await database_sync_to_async(own.post)(f"/api/daily/{date}/portuguese/play")).json()
+    resigned = await database_sync_to_async(own.post)(f"/api/games/{mine['id']}/resign")
+    assert resigned.status_code == 200
+    await send(refused, "sync")
+    state = await recv(refused)
+    assert (state["t"], state["v"], state["d"]["last_move"]) == ("state", 1, move)
+    move = state["d"]["legal_moves"][0]  # and it hears the moves from now on
+    played = await database_sync_to_async(api.post)(
+        f"/api/games/{game['id']}/moves", {"move": move, "v": 1}, format="json"
+    )
+    assert played.status_code == 200
+    assert (await recv(refused))["v"] == 2
     await refused.disconnect()

@@ -3,9 +3,10 @@
 // Frames are JSON `{"t": TYPE, "d": DATA}`. The socket rides on the session cookie (same
 // origin). Listeners: onframe(frame), onstatus(status, info), onopen(), onfatal(code).
 // Status is one of: "connecting", "open", "waiting" (backing off; info.retryIn ms),
-// "closed" (given up: 4401 not signed in / 4404 no such game / closed by us).
+// "closed" (given up: 4401 not signed in, or closed by us). A socket the server cannot serve
+// (no such game, one not open to this user yet) stays open and says why in an `error` frame.
 
-const FATAL = { 4401: "not signed in", 4404: "no such game or leaderboard", 4403: "forbidden" };
+const FATAL = { 4401: "not signed in" };
 
 export class ReconnectingSocket {
   constructor(path, { onframe, onstatus, onopen, onfatal } = {}) {
