@@ -9,6 +9,7 @@ hear through the channel layer group, so a watcher on another server process see
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections import deque
@@ -30,6 +31,7 @@ from server.lean_consumer import LeanWebsocketConsumer
 log = logging.getLogger(__name__)
 
 CLOSE_RATE_LIMITED = 4429
+CLOSE_NO_SUCH_PATH = 4404
 
 # The error codes PROTOCOL.md promises on the socket; anything else is mapped onto them.
 WS_CODES = {
@@ -166,15 +168,13 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             getattr(self, f"on_{frame['t']}", None) if frame["t"] in self.frame_types else None
         )
         if handler is None:
-            return await self.unknown_frame(frame["t"], _msg_id(data))
+            await self.send_error(
+                "bad_message",
+                f"Unknown message type '{frame['t'][:32]}'. Known: {', '.join(self.frame_types)}.",
+                _msg_id(data),
+            )
+            return
         await handler(data)
-
-    async def unknown_frame(self, frame_type: str, msg_id: Any) -> None:
-        await self.send_error(
-            "bad_message",
-            f"Unknown message type '{frame_type[:32]}'. Known: {', '.join(self.frame_types)}.",
-            msg_id,
-        )
 
     frame_types: tuple[str, ...] = ("ping",)
 
@@ -183,18 +183,15 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
 
 
 class NoSuchSocket(JsonFrameConsumer):
-    """Any path no other socket serves (`/ws/games/abc`, a typo): the socket opens and says so
-    in an error frame, and again for every frame but a ping, instead of a handshake that fails
-    with HTTP 500 because no route matched."""
+    """Any path no other socket serves (`/ws/games/abc`, a typo): not a socket of PROTOCOL.md,
+    so there is nothing to keep open. An error frame says so, then a close with 4404, a code a
+    client can act on, instead of a handshake that fails with HTTP 500 because no route
+    matched."""
 
-    public = True  # nothing is served: there is nothing to sign in for
-    frame_types = ("ping",)
-
-    async def on_connect(self) -> None:
-        await self.refuse_socket(AppError("bad_message", "No such WebSocket path."))
-
-    async def unknown_frame(self, frame_type: str, msg_id: Any) -> None:
-        await self.refuse_socket(self.refusal, msg_id)
+    async def connect(self) -> None:
+        await self.accept()  # a close before accept would be an HTTP 403, losing the code
+        await self.send_error("bad_message", "No such WebSocket path.", reason="bad_message")
+        await self.close(code=CLOSE_NO_SUCH_PATH)
 
 
 _ID_TYPES = (str, int)  # a tuple made once: `str | int` builds a union on every call
@@ -335,7 +332,7 @@ class GameConsumer(JsonFrameConsumer):
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         await self.load()
 
-    async def load(self) -> None:
+    async def load(self, msg_id: Any = None) -> None:
         """Join the game's group *before* loading the state to start from: a move committed
         after that load reaches this socket through the group, one committed before is in the
         state, so none falls in between (server.channel_layer.RedisLayer relies on it). No
@@ -343,7 +340,7 @@ class GameConsumer(JsonFrameConsumer):
         await self.subscribe(game_group(self.game_id))
         loaded = await _db(_load_state)(self.game_id, self.user)
         if isinstance(loaded, AppError):
-            return await self.refuse_socket(loaded)
+            return await self.refuse_socket(loaded, msg_id)
         owner_id, self.version, frame = loaded
         self.is_owner = owner_id == self.user.id
         self.admitted, self.refusal = True, None
@@ -362,7 +359,7 @@ class GameConsumer(JsonFrameConsumer):
 
     async def on_sync(self, data: dict) -> None:
         if self.refusal is not None:
-            return await self.load()  # refused at connect: ask again
+            return await self.load(_msg_id(data))  # refused at connect: ask again
         loaded = await _db(_load_state)(self.game_id, self.user)
         if not isinstance(loaded, AppError):
             _, self.version, frame = loaded
@@ -451,21 +448,26 @@ class LeaderboardConsumer(JsonFrameConsumer):
         self.date, self.variant = kwargs["date"], kwargs["variant"]
         await self.load()
 
-    async def load(self) -> None:
+    async def load(self, msg_id: Any = None) -> None:
         """Join the board's group *before* loading the board, as the game socket does: a
         finish committed after the load reaches this socket through the group, one committed
         before is in the board, so none falls in between. A date or variant that is not one,
-        or a day with no challenge: refused (`refuse_socket`)."""
+        or a day with no challenge: refused (`refuse_socket`); the first before any group is
+        named by it (a group name takes only some characters, and so many)."""
         from games import daily, leaderboards
 
-        try:  # the group is named by the day as written canonically (the URL may say 2026-W48-4)
-            day = daily.parse_day(self.date).isoformat()
-        except AppError:
-            day = self.date  # refused just below
-        await self.subscribe(leaderboards.board_group(day, self.variant))
+        try:  # as the board's own load checks them, in the same order
+            services.check_variant(self.variant)
+            day = daily.parse_day(self.date)
+        except AppError as exc:
+            if exc.code != "not_found":
+                return await self.refuse_socket(exc, msg_id)
+            day = dt.date.fromisoformat(self.date)  # a day not out yet: the load refuses it
+        # The group is named by the day as written canonically (the URL may say 2026-W48-4).
+        await self.subscribe(leaderboards.board_group(day.isoformat(), self.variant))
         frame = await _db(_load_board)(self.date, self.variant)
         if isinstance(frame, AppError):
-            return await self.refuse_socket(frame)
+            return await self.refuse_socket(frame, msg_id)
         self.refusal = None
         await self.show(frame)
 
@@ -473,13 +475,14 @@ class LeaderboardConsumer(JsonFrameConsumer):
         """A board some writer read after its attempt finished. Two writers can read theirs in
         one order and deliver them in the other; a board only ever gains entries (an attempt
         finishes once; the day's end adds the open ones), so one with fewer entries than the
-        board this socket has is older, and is dropped rather than shown over a newer one."""
-        if event["frame"]["d"]["total"] >= self.total:
+        board this socket has is older, and is dropped rather than shown over a newer one. A
+        refused socket shows none (one pushed while it loaded waited for the load)."""
+        if self.refusal is None and event["frame"]["d"]["total"] >= self.total:
             await self.show(event["frame"])
 
     async def on_sync(self, data: dict) -> None:
         if self.refusal is not None:
-            return await self.load()  # refused at connect: ask again
+            return await self.load(_msg_id(data))  # refused at connect: ask again
         frame = await _db(_load_board)(self.date, self.variant)
         if not isinstance(frame, AppError):
             await self.show(frame)

@@ -134,6 +134,8 @@ def test_daily_moves_refusal_keyboard_and_reload(open_page, server: Server) -> N
     gid = game_id(page)
     game = rest_game(server, gid, token)
     assert game["daily"]["ranked"] is True
+    title = f"Portuguese Solitaire · Daily {game['daily']['date']}"
+    expect(page.locator(".game-title h2")).to_have_text(title)
     assert_table_matches(page, game["state"])
     shot(page, "02-daily-start-desktop")
 
@@ -612,10 +614,13 @@ OFFLINE_JS = """(on) => { const s = window.__arena.view.game.socket;
   else { s.connect = s.realConnect; s.reconnectNow(); } }"""
 
 
-def test_moves_made_offline_show_on_the_table_and_land_once_back(open_page, server: Server) -> None:
+def test_a_move_made_offline_shows_on_the_table_and_lands_once_back(
+    open_page, server: Server
+) -> None:
     """With the server out of reach a move shows on the table as played, not only as a count
-    beside the connection: a player who saw nothing happen would make it again. Back online,
-    each waiting move is sent in turn and lands once."""
+    beside the connection: a player who saw nothing happen would make it again. One action
+    waits, no more: a second is refused with a message and the table stays. Back online, the
+    waiting move is sent and lands once."""
     name, token = server.register()
     deal, first, second = _two_tableau_moves("portuguese")
     game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
@@ -623,27 +628,29 @@ def test_moves_made_offline_show_on_the_table_and_land_once_back(open_page, serv
     page = open_page()
     log_in(page, name, f"/#/play/{gid}")
     wait_live(page, gid)
-    start = piles(page)
 
     page.evaluate(OFFLINE_JS, False)
     expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
-    for n, move in enumerate((first, second), start=1):
-        src, dst = move.split("-")
-        card = piles(page)[src][-1]
-        drag(page, top_card(page, src), pile(page, dst))
-        expect(pile(page, dst).locator(".card").last).to_have_attribute("data-card", card)
-        expect(page.get_by_test_id("conn")).to_contain_text(
-            f"{n} move{'s' if n > 1 else ''} to send"
-        )
-        expect(page.get_by_test_id("moves")).to_have_text(str(n))
-    assert piles(page) != start
+    src, dst = first.split("-")
+    card = piles(page)[src][-1]
+    drag(page, top_card(page, src), pile(page, dst))
+    expect(pile(page, dst).locator(".card").last).to_have_attribute("data-card", card)
+    expect(page.get_by_test_id("conn")).to_contain_text("1 move to send")
+    expect(page.get_by_test_id("moves")).to_have_text("1")
+    expect(page.get_by_test_id("game")).to_have_attribute("data-pending", "1")
+    shown = piles(page)
+
+    src, dst = second.split("-")
+    drag(page, top_card(page, src), pile(page, dst))
+    expect(page.get_by_test_id("message")).to_contain_text("waits to be sent")
+    assert piles(page) == shown
     assert rest_game(server, gid, token)["v"] == 0  # nothing reached the server yet
 
     page.evaluate(OFFLINE_JS, True)
     wait_live(page, gid)
-    wait_version(page, 2)
+    wait_version(page, 1)
     history = server.request("GET", f"/api/games/{gid}/moves", token=token)
-    assert [m["move"] for m in history] == [first, second]
+    assert [m["move"] for m in history] == [first]
     assert_table_matches(page, rest_game(server, gid, token)["state"])
 
 

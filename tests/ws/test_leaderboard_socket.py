@@ -71,6 +71,11 @@ async def test_ws_result_frame_carries_the_rank(user):  # noqa: ANN001
     [
         ("/ws/leaderboards/not-a-date/portuguese", "bad_date"),
         ("/ws/leaderboards/2026-11-22/klondike", "unknown_variant"),
+        # Not a name a group may have: refused before any group is named by it.
+        ("/ws/leaderboards/2026-01-01!/portuguese", "bad_date"),
+        ("/ws/leaderboards/2026-01-01%20x/portuguese", "bad_date"),
+        (f"/ws/leaderboards/{'9' * 120}/portuguese", "bad_date"),
+        ("/ws/leaderboards/2026-11-22/" + "x" * 120, "unknown_variant"),
     ],
 )
 async def test_board_socket_for_a_bad_date_or_variant_is_refused(user, path, reason):  # noqa: ANN001
@@ -127,3 +132,33 @@ async def test_a_board_socket_named_by_week_date_hears_its_boards(user):  # noqa
     )
     assert (await recv(watcher))["d"]["total"] == 1
     await watcher.disconnect()
+
+
+async def test_a_board_pushed_while_a_refused_socket_loaded_is_not_shown(user, monkeypatch):  # noqa: ANN001
+    """The socket joins the board's group before it loads, so a board pushed during the load
+    waits for it; a socket the load refuses (here: a past day with no challenge) drops it."""
+    import datetime as dt
+
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from games import consumers, leaderboards
+
+    date = (clock.today() - dt.timedelta(days=3)).isoformat()
+    load = consumers._load_board
+    layer = get_channel_layer()
+
+    def pushed_meanwhile(day: str, variant: str):  # noqa: ANN202
+        frame = {"date": day, "variant": variant, "total": 1, "entries": []}
+        async_to_sync(layer.group_send)(
+            leaderboards.board_group(day, variant),
+            {"type": "board.frame", "frame": {"t": "leaderboard", "d": frame}},
+        )
+        return load(day, variant)
+
+    monkeypatch.setattr(consumers, "_load_board", pushed_meanwhile)
+    comm = await connect(f"/ws/leaderboards/{date}/portuguese", user)
+    err = await recv(comm)
+    assert (err["t"], err["d"]["reason"]) == ("error", "not_found")
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()

@@ -134,12 +134,11 @@ async function signinView() {
     toggle.textContent = m === "signin" ? "New here? Create an account" : "Have an account? Sign in";
     pass.autocomplete = m === "signin" ? "current-password" : "new-password";
     // A new name is checked here as the server checks it; signing in takes any existing one.
+    // (The name is sent trimmed, so spaces around it are let through.)
     if (m === "signup") {
-      user.maxLength = 30;
-      user.pattern = "[A-Za-z0-9_.\\-]{3,30}";
+      user.pattern = "\\s*[A-Za-z0-9_.\\-]{3,30}\\s*";
       user.title = "3-30 characters: letters, digits, '_', '.' or '-'";
     } else {
-      user.maxLength = 150;
       user.removeAttribute("pattern");
       user.removeAttribute("title");
     }

@@ -77,7 +77,7 @@ export class GameView {
     const g = this.game;
     // The date as one word: a narrow screen broke "2026-" from "11-26".
     const title = [this.variant.name,
-      g.daily ? [" · Daily ", h("span", { class: "nowrap" }, g.daily.date)] : g.deal ? ` · Deal ${g.deal}` : ""];
+      ...(g.daily ? [" · Daily ", h("span", { class: "nowrap" }, g.daily.date)] : g.deal ? [` · Deal ${g.deal}`] : [])];
     this.movesEl = h("span", { class: "stat-value", "data-testid": "moves" }, "0");
     this.clockEl = h("span", { class: "stat-value", "data-testid": "clock" }, "0:00");
     this.connEl = h("span", { class: "conn", "data-testid": "conn", "data-state": "connecting" }, "connecting…");
@@ -97,7 +97,7 @@ export class GameView {
     const statusEl = h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Status "),
       this.statusEl = h("span", { class: "stat-value", "data-testid": "status" }, ""));
     const bar = h("div", { class: "game-bar" },
-      h("div", { class: "game-title" }, h("h2", {}, title), who),
+      h("div", { class: "game-title" }, h("h2", {}, ...title), who),
       h("div", { class: "stats" },
         h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Moves "), this.movesEl),
         h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Time "), this.clockEl),
@@ -117,26 +117,15 @@ export class GameView {
 
   // ---- drawing ---------------------------------------------------------------------------
 
-  // What the table shows: the server's state, then the player's moves not answered yet (the
-  // one in flight, and those waiting their turn, offline for instance), so the table shows
-  // the position the player is playing on and a move made is never made again by mistake.
-  // Only what can be foreseen: a first move the server lists as legal, and then each next
-  // one as long as its cards are there; not past a draw (the card is face down), an undo,
-  // or a move the server must judge first.
+  // What the table shows: the server's state, with the player's next action shown as played
+  // where it can be foreseen: the move in flight, or, with none in flight (offline), the move
+  // waiting to be sent, if the server lists it as legal (not a draw: its card is face down).
+  // So a move made offline is seen to have been made, and is not made a second time.
   display() {
-    const f = this.inflight;
-    const ahead = f ? [f] : [];
-    if (f && !(f.kind === "move" && f.optimistic)) return this.server;
-    ahead.push(...this.queue);
-    let shown = this.server;
-    for (const [i, item] of ahead.entries()) {
-      if (item.kind !== "move") break;
-      if (i === 0 && !(shown.legal_moves || []).includes(item.move)) break;
-      const next = applyMove(shown, item.move);
-      if (!next) break;
-      shown = next;
-    }
-    return shown;
+    const next = this.inflight || this.queue[0];
+    if (!next || next.kind !== "move" || next.move === "draw") return this.server;
+    if (!(this.server.legal_moves || []).includes(next.move)) return this.server;
+    return applyMove(this.server, next.move) || this.server;
   }
 
   render(opts = {}) {
@@ -149,7 +138,7 @@ export class GameView {
     this.root.dataset.v = String(this.server.v);
     this.root.dataset.pending = this.inflight || this.queue.length ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
-    this.undoBtn.disabled = !playing || this.server.v === 0 || this.lastMoveRevealed(shown);
+    this.undoBtn.disabled = !playing || !shown.moves || this.lastMoveRevealed(shown);
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
@@ -231,17 +220,28 @@ export class GameView {
     if (this.readOnly) return;
     if (this.status !== "playing") return;
     this.dropHint();
-    this.queue.push({ kind: "move", move, from: info.from });
-    this.pump();
-    if (!this.inflight) this.render(); // waiting (offline): shown as played, to be sent
+    this.enqueue({ kind: "move", move, from: info.from });
   }
 
   undo() {
     if (this.readOnly || this.status !== "playing") return;
     this.dropHint();
     this.table.cancel();
-    this.queue.push({ kind: "undo" });
+    this.enqueue({ kind: "undo" });
+  }
+
+  // Offline, one action waits to be sent and no more: it is the one the table can show as
+  // played (a second would be made on a position the server has not confirmed, and might
+  // not be what the player saw), and a player who saw nothing happen does not repeat it.
+  enqueue(item) {
+    if (!this.socket.isOpen && (this.inflight || this.queue.length)) {
+      this.message("Not connected: your last action waits to be sent; the next can follow once the connection is back.", "info");
+      this.render();
+      return;
+    }
+    this.queue.push(item);
     this.pump();
+    this.render();
   }
 
   async hint() {

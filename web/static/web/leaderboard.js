@@ -34,6 +34,13 @@ export class Leaderboard {
     this.load();
     this.socket = new ReconnectingSocket(`/ws/leaderboards/${date}/${variant}`, {
       onframe: (f) => {
+        if (f.t === "error" && f.d) {
+          // This board cannot be served (the socket stays open, and says why).
+          this.connEl.dataset.state = "closed";
+          this.connEl.textContent = "unavailable";
+          this.connEl.title = f.d.detail || "";
+          return;
+        }
         if (f.t === "leaderboard" && f.d) {
           this.entries = f.d.entries || [];
           if (typeof f.d.total === "number") this.total = f.d.total;

@@ -3,10 +3,11 @@
 // Frames are JSON `{"t": TYPE, "d": DATA}`. The socket rides on the session cookie (same
 // origin). Listeners: onframe(frame), onstatus(status, info), onopen(), onfatal(code).
 // Status is one of: "connecting", "open", "waiting" (backing off; info.retryIn ms),
-// "closed" (given up: 4401 not signed in, or closed by us). A socket the server cannot serve
-// (no such game, one not open to this user yet) stays open and says why in an `error` frame.
+// "closed" (given up: 4401 not signed in, 4404 no socket at that path, or closed by us). A
+// socket the server cannot serve (no such game, one not open to this user yet) stays open and
+// says why in an `error` frame.
 
-const FATAL = { 4401: "not signed in" };
+const FATAL = { 4401: "not signed in", 4404: "no such socket" };
 
 export class ReconnectingSocket {
   constructor(path, { onframe, onstatus, onopen, onfatal } = {}) {
