@@ -638,6 +638,7 @@ def test_a_move_made_offline_shows_on_the_table_and_lands_once_back(
     expect(page.get_by_test_id("conn")).to_contain_text("1 move to send")
     expect(page.get_by_test_id("moves")).to_have_text("1")
     expect(page.get_by_test_id("game")).to_have_attribute("data-pending", "1")
+    expect(page.get_by_test_id("undo")).to_be_disabled()  # nothing more is taken offline
     shown = piles(page)
 
     src, dst = second.split("-")

@@ -138,7 +138,9 @@ export class GameView {
     this.root.dataset.v = String(this.server.v);
     this.root.dataset.pending = this.inflight || this.queue.length ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
-    this.undoBtn.disabled = !playing || !shown.moves || this.lastMoveRevealed(shown);
+    // Offline with an action waiting, nothing more is taken (enqueue): the button says so.
+    const waitingOffline = !!this.socket && !this.socket.isOpen && !!(this.inflight || this.queue.length);
+    this.undoBtn.disabled = !playing || !shown.moves || this.lastMoveRevealed(shown) || waitingOffline;
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
