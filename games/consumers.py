@@ -343,13 +343,13 @@ class GameConsumer(JsonFrameConsumer):
             return await self.refuse_socket(loaded, msg_id)
         owner_id, self.version, frame = loaded
         self.is_owner = owner_id == self.user.id
-        self.admitted, self.refusal = True, None
+        self.refusal = None
         await self.send_frame(frame)
 
     async def game_frame(self, event: dict) -> None:
         """A frame fanned out to the game's group (skipping the socket that already has it).
         A socket refused at connect was in the group for a moment: it hears nothing."""
-        if event.get("exclude") == self.channel_name or not getattr(self, "admitted", False):
+        if event.get("exclude") == self.channel_name or self.refusal is not None:
             return
         if event["t"] == "state":
             if event["v"] < self.version:

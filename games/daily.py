@@ -51,12 +51,7 @@ def run_certify(date: dt.date, variant: str) -> Certificate:
     """
     if not getattr(settings, "DAILY_CERTIFY_IN_PROCESS_POOL", False):
         return certify(date, variant)
-    key = (date, variant)
-    with _pool_guard:
-        entry = _started.get(key)
-        if entry is None or _failed(entry[1]):
-            entry = _started[key] = _submit(date, variant)
-    pool, job = entry
+    pool, job = _begin(date, variant)
     try:
         return job.result()
     except (BrokenProcessPool, CancelledError):  # cancelled: its pool was being replaced
@@ -65,6 +60,17 @@ def run_certify(date: dt.date, variant: str) -> Certificate:
     except Exception:
         _done_with(date, variant)
         raise
+
+
+def _begin(date: dt.date, variant: str) -> tuple[ProcessPoolExecutor, Future]:
+    """This challenge's certification: the one begun already, unless it failed, else a new
+    one."""
+    key = (date, variant)
+    with _pool_guard:
+        entry = _started.get(key)
+        if entry is None or _failed(entry[1]):
+            entry = _started[key] = _submit(date, variant)
+        return entry
 
 
 def _failed(job: Future) -> bool:
@@ -82,9 +88,7 @@ def start_certifying(date: dt.date, variants: list[str]) -> None:
             if key[0] < date and job.done():
                 del _started[key]
         for variant in variants:
-            begun = _started.get((date, variant))
-            if begun is None or _failed(begun[1]):
-                _started[(date, variant)] = _submit(date, variant)
+            _begin(date, variant)
 
 
 def _done_with(date: dt.date, variant: str) -> None:
@@ -117,7 +121,7 @@ def _certify_pool(replacing: ProcessPoolExecutor | None = None) -> ProcessPoolEx
             _pool.shutdown(wait=False, cancel_futures=True)
             _pool = None
         if _pool is None:
-            workers = max(1, int(getattr(settings, "DAILY_CERTIFY_WORKERS", 2)))
+            workers = max(1, settings.DAILY_CERTIFY_WORKERS)
             _pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
         return _pool
 

@@ -139,8 +139,7 @@ export class GameView {
     this.root.dataset.pending = this.inflight || this.queue.length ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
     // Offline with an action waiting, nothing more is taken (enqueue): the button says so.
-    const waitingOffline = !!this.socket && !this.socket.isOpen && !!(this.inflight || this.queue.length);
-    this.undoBtn.disabled = !playing || !shown.moves || this.lastMoveRevealed(shown) || waitingOffline;
+    this.undoBtn.disabled = !playing || !shown.moves || this.lastMoveRevealed(shown) || this.waitingOffline();
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
@@ -236,7 +235,7 @@ export class GameView {
   // played (a second would be made on a position the server has not confirmed, and might
   // not be what the player saw), and a player who saw nothing happen does not repeat it.
   enqueue(item) {
-    if (!this.socket.isOpen && (this.inflight || this.queue.length)) {
+    if (this.waitingOffline()) {
       this.message("Not connected: your last action waits to be sent; the next can follow once the connection is back.", "info");
       this.render();
       return;
@@ -244,6 +243,12 @@ export class GameView {
     this.queue.push(item);
     this.pump();
     this.render();
+  }
+
+  // Whether an action waits for a connection that is down (render runs once before the socket
+  // exists: nothing waits then).
+  waitingOffline() {
+    return !!this.socket && !this.socket.isOpen && !!(this.inflight || this.queue.length);
   }
 
   async hint() {
@@ -292,12 +297,10 @@ export class GameView {
     const id = `${item.kind === "undo" ? "u" : "m"}-${++this.seq}`;
     const v = this.server.v;
     if (item.kind === "undo") {
-      this.inflight = { id, kind: "undo", v, optimistic: false };
+      this.inflight = { id, kind: "undo", v };
       this.socket.send({ t: "undo", d: { v, id } });
     } else {
-      const legal = (this.server.legal_moves || []).includes(item.move);
-      const optimistic = legal && item.move !== "draw" && !!applyMove(this.server, item.move);
-      this.inflight = { id, kind: "move", move: item.move, from: item.from, v, optimistic };
+      this.inflight = { id, kind: "move", move: item.move, from: item.from, v }; // display() draws it
       this.socket.send({ t: "move", d: { move: item.move, v, id } });
     }
     this.armFlightTimer();
