@@ -10,6 +10,10 @@ closed: every socket, on any process, hears each once. The claim is a cache key,
 REDIS_URL is set (every process sees the same cache) and the process's own otherwise (there is
 then one process).
 
+After publishing, the watch closes the day (games.records.close_day): its open attempts are
+counted in their players' records, once. As the process starts it closes the days that ended
+while no server ran.
+
 The watch also certifies the next day's challenges ten minutes before midnight, and today's
 when the process starts (`prepare_day`), claimed the same way. Made on demand instead, by the
 first request after midnight, the five certifications took 7 to 11 s, and every request for the
@@ -30,7 +34,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from games import clock, daily, events, selectors
+from games import clock, daily, events, records, selectors
 from games.broadcast import send_to_game_sync, wire
 from games.leaderboards import publish_board
 from games.models import VARIANT_IDS, DailyChallenge, Game
@@ -88,9 +92,11 @@ def prepare_day(day: dt.date) -> int:
 
 
 async def watch() -> None:
-    """Prepare today's challenges if none are yet (DAILY_PREPARE_AT_START), then each next day
-    shortly before it comes, and publish each day's end as it comes, for as long as the
+    """Count the open attempts of days that ended while no server ran, and prepare today's
+    challenges if none are yet (DAILY_PREPARE_AT_START); then prepare each next day shortly
+    before it comes, and publish and close each day's end as it comes, for as long as the
     process runs."""
+    await _run("Closing the days before", records.close_days_before, clock.today())
     if settings.DAILY_PREPARE_AT_START:  # beside the watch: a start just before midnight
         _keep(asyncio.create_task(_run("Preparing", prepare_day, clock.today())))
     while True:
@@ -104,6 +110,7 @@ async def watch() -> None:
         if clock.today() <= day:
             continue  # woken early (the wall clock moved): wait again
         await _run("Publishing the end of", publish_day_end, day)
+        await _run("Closing the days before", records.close_days_before, clock.today())
 
 
 async def _run(what: str, job: Callable[[dt.date], int], day: dt.date) -> None:

@@ -173,10 +173,12 @@ class Move(models.Model):
 
 
 class VariantRecord(models.Model):
-    """A player's running totals, updated when one of their ranked attempts finishes.
+    """A player's running totals, updated when one of their ranked attempts finishes, or when
+    its day ends with the attempt still open (it counts as it stands: `ClosedDay`).
 
     `variant` is a variant id, or "all" for the streak over every variant. A day counts toward
-    a streak when the player finished a ranked attempt that day.
+    a streak when the player played a ranked attempt that day: finished it, or had it open
+    when the day ended.
     """
 
     ALL = "all"
@@ -205,3 +207,17 @@ class VariantRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} {self.variant}: {self.wins} wins"
+
+
+class ClosedDay(models.Model):
+    """A day whose ranked attempts left open have been counted in their players' records.
+
+    The row is inserted in the transaction that counts them, and its date is the key: however
+    many processes close a day, and whenever (at midnight, or at the next start after a night
+    with no server), its open attempts are counted exactly once.
+    """
+
+    date = models.DateField(primary_key=True)
+
+    def __str__(self) -> str:
+        return self.date.isoformat()

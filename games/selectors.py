@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from games import clock, engine
 from games.models import Game, Move
@@ -208,9 +208,10 @@ def player_profile(user) -> dict[str, Any]:  # noqa: ANN001
     overall = records.get(VariantRecord.ALL)
     recent = (
         Game.objects.filter(owner=user, ranked=True)
-        .exclude(status=Game.Status.PLAYING)
+        # finished, or left open when its day ended: it counts as it stands
+        .filter(~Q(status=Game.Status.PLAYING) | Q(daily__date__lt=today))
         .select_related("daily")
-        .order_by("-finished_at")[:10]
+        .order_by("-daily__date", F("finished_at").desc(nulls_last=True))[:10]
     )
     return {
         **user_stats(user),
@@ -236,6 +237,7 @@ def player_profile(user) -> dict[str, Any]:  # noqa: ANN001
                 "seconds": g.seconds,
                 "foundation_cards": g.foundation_cards,
                 "game_id": g.pk,
+                **({"day_over": True} if not g.finished else {}),
             }
             for g in recent
         ],

@@ -151,6 +151,21 @@ class LeaderboardSerializer(serializers.Serializer):
     me = EntrySerializer(allow_null=True)
 
 
+class RecentResultSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    variant = serializers.CharField()
+    status = serializers.CharField()
+    moves = serializers.IntegerField()
+    seconds = serializers.IntegerField()
+    foundation_cards = serializers.IntegerField()
+    game_id = serializers.IntegerField()
+    day_over = serializers.BooleanField(
+        required=False,
+        help_text="Present (true) for an attempt left open when its day ended: it counts as "
+        "it stands, with status `playing`.",
+    )
+
+
 class ProfileSerializer(serializers.Serializer):
     username = serializers.CharField()
     date_joined = serializers.DateTimeField()
@@ -160,7 +175,9 @@ class ProfileSerializer(serializers.Serializer):
     daily = serializers.DictField()
     current_streak = serializers.IntegerField()
     best_streak = serializers.IntegerField()
-    recent = serializers.ListField(child=serializers.DictField())
+    recent = RecentResultSerializer(
+        many=True, help_text="The last ten ranked attempts, newest day first."
+    )
 
 
 class LiveGameSerializer(serializers.Serializer):

@@ -178,3 +178,27 @@ def test_a_failed_preparation_leaves_the_day_unclaimed(monkeypatch) -> None:  # 
         day_end.prepare_day(tomorrow)
     monkeypatch.setattr(daily, "ensure_day", lambda day: [])
     assert day_end.prepare_day(tomorrow) == 5  # claimed and run this time (nothing was made)
+
+
+async def test_the_watch_closes_past_days_at_start_and_after_each_midnight(monkeypatch, move_clock):  # noqa: ANN001
+    """Attempts left open count in their players' records (games.records): the days that ended
+    while no server ran are closed as it starts, and each day after its end is published."""
+    done: list[tuple[str, dt.date]] = []
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 0.0 if done else 1e6)
+    monkeypatch.setattr(day_end, "GRACE_SECONDS", 0.01)
+    monkeypatch.setattr(day_end, "publish_day_end", lambda day: done.append(("end", day)) or 0)
+    monkeypatch.setattr(
+        day_end.records, "close_days_before", lambda day: done.append(("close", day)) or 0
+    )
+    real_today = clock.today()
+    task = day_end.start(asyncio.get_running_loop())
+    while not done:
+        await asyncio.sleep(0.005)
+    move_clock(1)  # the sleep "crossed" midnight
+    while len(done) < 3:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    tomorrow = real_today + dt.timedelta(days=1)
+    assert done[:3] == [("close", real_today), ("end", real_today), ("close", tomorrow)]

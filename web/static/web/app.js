@@ -197,7 +197,7 @@ async function lobbyView(token) {
     const st = app.me && app.me.stats;
     if (!st) return (statsEl.textContent = "");
     // `played` counts every game started, practice included; a streak is of days with a
-    // finished ranked attempt.
+    // ranked attempt played (finished, or open when its day ended).
     const parts = [plural(st.played, "game"), `${st.won} won`];
     if (st.best_streak) parts.push(`daily streak ${st.current_streak} (best ${st.best_streak})`);
     statsEl.textContent = parts.join(" · ");
