@@ -84,11 +84,12 @@ def game_payload(
     }
 
 
-def move_history(game: Game) -> list[dict[str, Any]]:
-    return [
-        {"n": n, "move": move, "v": n - 1, "at": at}
-        for n, move, at in game.move_rows.order_by("n").values_list("n", "move", "at")
-    ]
+def move_history(game: Game, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+    """The moves after the `after`-th, at most `limit` of them, oldest first (one index range)."""
+    rows = game.move_rows.filter(n__gt=after).order_by("n").values_list("n", "move", "at")
+    if limit is not None:
+        rows = rows[:limit]
+    return [{"n": n, "move": move, "v": n - 1, "at": at} for n, move, at in rows]
 
 
 def get_game(game_id: int) -> Game:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -14,8 +14,9 @@ from games import engine, events, selectors, services
 from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
+from server.errors import AppError
 from server.json_input import validated
-from server.openapi import BAD_TOKEN, BODY, GAME_READ, GAME_WRITE, SIGNED_IN, errors
+from server.openapi import BAD_TOKEN, BODY, GAME_READ, GAME_WRITE, PAGING, SIGNED_IN, errors
 
 GAME_EXAMPLE = OpenApiExample(
     "A Countess game",
@@ -124,13 +125,37 @@ class GameDetailView(APIView):
         return Response(selectors.game_payload(selectors.viewable_game(game_id, request.user)))
 
 
+MAX_ROW_NUMBER = 2**31 - 1  # a move's n is a 32-bit column
+
+
+def _whole_number(request: Request, name: str, default: int, low: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= MAX_ROW_NUMBER:
+        raise AppError("bad_request", f"{name} is a whole number from {low} to {MAX_ROW_NUMBER}.")
+    return int(text)
+
+
 class MoveListView(APIView):
     @extend_schema(
-        responses={200: s.MoveRowSerializer(many=True), **errors(*GAME_READ)},
-        summary="The move history",
+        parameters=[
+            OpenApiParameter(
+                "after", int, description="only the moves after this one (n > after); default 0"
+            ),
+            OpenApiParameter("limit", int, description="at most this many moves; default all"),
+        ],
+        responses={200: s.MoveRowSerializer(many=True), **errors(*GAME_READ, *PAGING)},
+        summary="The move history, oldest first",
+        description="Every move of the game by default. A client that already has the first "
+        "moves asks for the rest with `after`, and reads a long history in pieces with "
+        "`limit`: the next piece starts after the last `n` it received.",
     )
     def get(self, request: Request, game_id: int) -> Response:
-        return Response(selectors.move_history(selectors.viewable_game(game_id, request.user)))
+        after = _whole_number(request, "after", 0, 0)
+        limit = _whole_number(request, "limit", MAX_ROW_NUMBER, 1)
+        game = selectors.viewable_game(game_id, request.user)
+        return Response(selectors.move_history(game, after, limit))
 
     @extend_schema(
         request=s.MoveRequestSerializer,

@@ -51,6 +51,33 @@ def test_move_applies_and_is_recorded(api):  # noqa: ANN001
     assert [(h["n"], h["move"], h["v"]) for h in history] == [(1, move, 0)]
 
 
+def test_move_history_in_pieces(api):  # noqa: ANN001
+    """`after` and `limit` read a long history in pieces; without them, every move."""
+    game = new_game(api, "spanish", 7)
+    played, v = [], 0
+    for _ in range(5):
+        move = api.get(f"/api/games/{game['id']}").json()["state"]["legal_moves"][0]
+        res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": v}, format="json")
+        assert res.status_code == 200, res.content
+        played.append(move)
+        v += 1
+    url = f"/api/games/{game['id']}/moves"
+
+    def ns(query: str) -> list[int]:
+        res = api.get(url + query)
+        assert res.status_code == 200, res.content
+        return [row["n"] for row in res.json()]
+
+    assert ns("") == [1, 2, 3, 4, 5]
+    assert [row["move"] for row in api.get(url).json()] == played
+    assert ns("?after=2") == [3, 4, 5] and ns("?limit=2") == [1, 2]
+    assert ns("?after=2&limit=2") == [3, 4] and ns("?after=4&limit=2") == [5]
+    assert ns("?after=5") == [] and ns("?after=2147483647") == []
+    for query in ("?after=-1", "?after=x", "?limit=0", "?limit=2147483648", "?after=1.5"):
+        res = api.get(url + query)
+        assert res.status_code == 400 and res.json()["code"] == "bad_request", query
+
+
 def test_illegal_move_is_refused_and_changes_nothing(api):  # noqa: ANN001
     game = new_game(api)
     res = api.post(f"/api/games/{game['id']}/moves", {"move": "t0-f0", "v": 0}, format="json")
