@@ -415,9 +415,9 @@ class GameConsumer(JsonFrameConsumer):
             except AppError as exc:
                 result = exc
         if isinstance(result, AppError):
-            extra = {k: v for k, v in result.extra.items() if k != "v"}
-            self.version = result.extra.get("v", self.version)
-            return await self._refuse(data, result.code, result.detail, **extra)
+            # The error names the current version, but this socket has not been sent that
+            # state: its version stays, so the states in between still reach it from the group.
+            return await self._refuse(data, result.code, result.detail, **result.extra)
         self.version, frames = result
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])

@@ -25,7 +25,8 @@ def deal_visible(game: Game) -> bool:
 def state_view(game: Game, state: engine.State | None = None, last_move: str | None = None) -> dict:
     """The PROTOCOL.md state of a game, as any user may see it. `last_move` is the move just
     played; without it (a socket's first state, a sync, a REST read) it is the last one in the
-    history (one indexed row), so a client that reconnects still sees what happened last."""
+    history (one indexed row: the one that made the game's version, whatever was committed since),
+    so a client that reconnects still sees what happened last."""
     if state is None:
         state = engine.State.from_dict(game.state)
     view = state.view(shared=True)  # every caller encodes it as it is
@@ -40,7 +41,9 @@ def state_view(game: Game, state: engine.State | None = None, last_move: str | N
         if hasattr(game, "last_move_text"):  # a list read with with_last_move()
             last_move = game.last_move_text
         else:
-            last_move = game.move_rows.order_by("-n").values_list("move", flat=True).first()
+            # The row that made this version, not the newest row: a move committed since the
+            # game was read would otherwise name a move its board does not show.
+            last_move = game.move_rows.filter(n=game.version).values_list("move", flat=True).first()
     view["last_move"] = last_move
     return view
 
@@ -48,7 +51,7 @@ def state_view(game: Game, state: engine.State | None = None, last_move: str | N
 def with_last_move(games: QuerySet[Game]) -> QuerySet[Game]:
     """Games that bring their last move along, for a list of payloads (one query, not one per
     game)."""
-    last = Move.objects.filter(game=OuterRef("pk")).order_by("-n").values("move")[:1]
+    last = Move.objects.filter(game=OuterRef("pk"), n=OuterRef("version")).values("move")[:1]
     return games.annotate(last_move_text=Subquery(last))
 
 

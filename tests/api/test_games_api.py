@@ -78,6 +78,23 @@ def test_move_history_in_pieces(api):  # noqa: ANN001
         assert res.status_code == 400 and res.json()["code"] == "bad_request", query
 
 
+def test_a_state_names_the_move_that_made_its_version(api):  # noqa: ANN001
+    """A game read just before another move commits: its `last_move` is the move its board
+    shows, not the newer one (it was read from the newest history row, in a second query)."""
+    from games import selectors
+
+    game = new_game(api, "spanish", 3)
+    url = f"/api/games/{game['id']}/moves"
+    first = game["state"]["legal_moves"][0]
+    body = api.post(url, {"move": first, "v": 0}, format="json").json()
+    read = Game.objects.get(pk=game["id"])  # at version 1
+    second = body["state"]["legal_moves"][0]
+    assert api.post(url, {"move": second, "v": 1}, format="json").status_code == 200
+    assert selectors.state_view(read)["last_move"] == first
+    listed = selectors.with_last_move(Game.objects.filter(pk=game["id"])).get()
+    assert listed.version == 2 and selectors.state_view(listed)["last_move"] == second
+
+
 def test_illegal_move_is_refused_and_changes_nothing(api):  # noqa: ANN001
     game = new_game(api)
     res = api.post(f"/api/games/{game['id']}/moves", {"move": "t0-f0", "v": 0}, format="json")

@@ -140,6 +140,36 @@ async def test_stale_version_is_refused_with_the_current_version(user):  # noqa:
     await comm.disconnect()
 
 
+async def test_a_stale_version_error_leaves_the_states_in_between_to_come(user):  # noqa: ANN001
+    """Another socket's moves fan out through the group and may reach this socket after it was
+    told (in a `stale_version` error) that the game has moved on: it still gets each of them,
+    in order. The error names the current version; it does not say this socket has seen it."""
+    from games import engine, events
+    from games.broadcast import send_to_game, wire
+
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    first = await recv(comm)
+
+    @database_sync_to_async
+    def two_moves_elsewhere() -> list:
+        frames = []
+        for v in (0, 1):
+            state = engine.State.from_dict(Game.objects.get(pk=game.pk).state)
+            move = state.legal_moves()[0]
+            frames.append(wire(events.state_frame(services.play_move(game.pk, user, move, v))))
+        return frames
+
+    frames = await two_moves_elsewhere()  # committed; their fan-out is still on its way
+    await send(comm, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": "late"})
+    err = await recv(comm)
+    assert err["d"]["code"] == "stale_version" and err["d"]["v"] == 2
+    for frame in frames:
+        await send_to_game(game.pk, frame)
+    assert [(await recv(comm))["v"] for _ in frames] == [1, 2]
+    await comm.disconnect()
+
+
 @pytest.mark.parametrize(
     "raw",
     [
