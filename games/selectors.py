@@ -7,9 +7,12 @@ full state.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from games import clock, engine
 from games.models import Game, Move
@@ -169,8 +172,13 @@ def viewable_game(game_id: int, user) -> Game:  # noqa: ANN001
     return game
 
 
+# A game with no move (nor start) for this long is left, not live: the live list showed games
+# abandoned days before at move 0, first of all on PostgreSQL (its DESC order puts NULLs first).
+LIVE_WINDOW = dt.timedelta(minutes=30)
+
+
 def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
-    """Games in progress that this user may watch."""
+    """Games in progress that this user may watch, most recently played first."""
     today = clock.today()
     done_dailies = (
         Game.objects.filter(owner=user, ranked=True)
@@ -186,8 +194,10 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
             | Q(daily__date__lt=today, ranked=False)
             | Q(daily__date=today, daily_id__in=done_dailies)
         )
+        .annotate(active_at=Coalesce("last_move_at", "started_at"))
+        .filter(active_at__gte=timezone.now() - LIVE_WINDOW)
         .select_related("deal", "daily", "owner")
-        .order_by("-last_move_at", "-started_at")[:limit]
+        .order_by("-active_at", "-pk")[:limit]
     )
     return [
         {

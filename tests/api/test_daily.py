@@ -294,6 +294,27 @@ def test_live_games_lists_only_games_open_to_watch_and_to_play(api, other_api, m
     assert live() == {practice, replay} and mine not in live()
 
 
+def test_live_games_are_the_recently_played_most_recent_first(api, other_api):  # noqa: ANN001
+    """A game nobody has touched for half an hour is left, not live; the list leads with the
+    game played last (a game with no move yet ranks by its start: on PostgreSQL a descending
+    order put those first, however old)."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    def new(variant: str) -> int:
+        return other_api.post("/api/games", {"variant": variant}, format="json").json()["id"]
+
+    left, started, played = new("countess"), new("spanish"), new("portuguese")
+    now = timezone.now()
+    Game.objects.filter(pk=left).update(started_at=now - dt.timedelta(hours=5))
+    Game.objects.filter(pk=started).update(started_at=now - dt.timedelta(minutes=10))
+    Game.objects.filter(pk=played).update(
+        started_at=now - dt.timedelta(hours=2), last_move_at=now - dt.timedelta(minutes=1)
+    )
+    assert [g["id"] for g in api.get("/api/games/live").json()] == [played, started]
+
+
 def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # noqa: ANN001
     game = play(api).json()
     challenge = DailyChallenge.objects.get(date=clock.today(), variant="portuguese")

@@ -54,13 +54,12 @@ def test_move_applies_and_is_recorded(api):  # noqa: ANN001
 def test_move_history_in_pieces(api):  # noqa: ANN001
     """`after` and `limit` read a long history in pieces; without them, every move."""
     game = new_game(api, "spanish", 7)
-    played, v = [], 0
-    for _ in range(5):
+    played = []
+    for v in range(5):
         move = api.get(f"/api/games/{game['id']}").json()["state"]["legal_moves"][0]
         res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": v}, format="json")
         assert res.status_code == 200, res.content
         played.append(move)
-        v += 1
     url = f"/api/games/{game['id']}/moves"
 
     def ns(query: str) -> list[int]:

@@ -283,7 +283,9 @@ def test_win_screen_shows_rank(open_page, server: Server) -> None:
     expect(page.get_by_test_id("practice-daily")).to_be_visible()
     # Back in the lobby without a reload, the player's totals count the win.
     page.evaluate("location.hash = '#/'")
-    expect(page.get_by_test_id("my-stats")).to_have_text("1 game · 1 won · daily streak 1 (best 1)")
+    expect(page.get_by_test_id("my-stats")).to_have_text(
+        f"{name} · 1 game · 1 won · daily streak 1 (best 1)"
+    )
     # Opened again later, the finished attempt still shows where it ranks.
     page.evaluate("location.hash = '#/daily/portuguese'")
     expect(page.get_by_test_id("game-over")).to_contain_text(f"rank {rank}")

@@ -198,7 +198,8 @@ async function lobbyView(token) {
     if (!st) return (statsEl.textContent = "");
     // `played` counts every game started, practice included; a streak is of days with a
     // ranked attempt played (finished, or open when its day ended).
-    const parts = [plural(st.played, "game"), `${st.won} won`];
+    // The name leads: on a phone the header has no room for it.
+    const parts = [app.me.username, plural(st.played, "game"), `${st.won} won`];
     if (st.best_streak) parts.push(`daily streak ${st.current_streak} (best ${st.best_streak})`);
     statsEl.textContent = parts.join(" · ");
   };
@@ -308,7 +309,7 @@ async function practiceView() {
   const form = h("form", { class: "panel", "data-testid": "practice-form" },
     h("h2", {}, "Practice"),
     h("p", { class: "muted" }, "Any deal of any game, unranked. Leave the deal empty for a random one; the same number always gives the same deal."),
-    h("div", { class: "row" }, h("label", {}, "Game", select), h("label", {}, "Deal number", deal), start),
+    h("div", { class: "row" }, h("label", { class: "wide" }, "Game", select), h("label", { class: "narrow" }, "Deal number", deal), start),
     err, rules);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();

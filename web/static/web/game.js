@@ -109,6 +109,7 @@ export class GameView {
     const help = this.readOnly ? null : h("p", { class: "help" },
       "Drag a card, or click it and then its target; double-click sends a card to a foundation. ",
       "Keyboard: Tab or arrows to a pile, Enter to pick and drop, Esc to cancel, f = to foundation, u = undo",
+      this.variant.piles && this.variant.piles.waste ? ", d = draw" : "",
       this.hintBtn ? ", h = hint." : ".");
     this.root.replaceChildren(bar, this.msgEl, this.bannerEl, this.tableEl, ...(help ? [help] : []));
     this.root.classList.add("game");
@@ -138,6 +139,7 @@ export class GameView {
     this.root.dataset.v = String(this.server.v);
     this.root.dataset.pending = this.inflight || this.queue.length ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
+    if (!playing) this.dropHint(); // the game is over: no move to point at
     // Offline with an action waiting, nothing more is taken (enqueue): the button says so.
     this.undoBtn.disabled = !playing || !shown.moves || this.lastMoveRevealed(shown) || this.waitingOffline();
     this.resignBtn.disabled = !playing;

@@ -101,9 +101,10 @@ export class Table {
     if (!width) return;
     const n = this.variant.piles.tableau;
     const gap = width < 560 ? 4 : 8;
+    const room = width - 2 * gap; // inside the table's padding (var(--gap)): cards stay off its edge
     let cols = n;
-    if ((width - (n - 1) * gap) / n < 46) cols = Math.ceil(n / 2);
-    const colw = Math.max(34, Math.min(96, Math.floor((width - (cols - 1) * gap) / cols)));
+    if ((room - (n - 1) * gap) / n < 46) cols = Math.ceil(n / 2);
+    const colw = Math.max(34, Math.min(96, Math.floor((room - (cols - 1) * gap) / cols)));
     // The top row (stock, waste, cells, foundations) in one line if it fits, else two.
     const p = this.variant.piles;
     const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
@@ -126,22 +127,26 @@ export class Table {
     this.root.style.setProperty("--gap", `${gap}px`);
     this.root.classList.toggle("compact", colw < 58);
     this.root.classList.toggle("two-rows", cols < n);
+    this.root.classList.toggle("has-stock", Boolean(p.stock || p.waste)); // room for captions
     this.colw = colw;
     this.rows = cols < n ? 2 : 1;
     this.fanPiles();
   }
 
-  // How far each tableau card shows under the next: enough for its corner, less for long
-  // piles so that a pile stays on screen.
+  // How far each tableau card shows under the next: a little more than its corner, closer
+  // for long piles so that a pile stays on screen, but never so close that the corner's rank
+  // and suit are cut (a long pile then makes the page scroll).
   fanPiles() {
     if (!this.colw || !this.state) return;
     const ch = this.colw * 1.4;
-    const base = Math.max(17, Math.round(this.colw * 0.36));
+    const corner = Math.max(12, this.colw * 0.3); // .card .corner's font-size (style.css)
+    const least = Math.ceil(ch * 0.02 + corner + 2); // its top, its height, a gap
+    const base = Math.max(least, Math.round(this.colw * 0.36));
     const room = Math.max(ch * 2, window.innerHeight * (this.rows > 1 ? 0.36 : 0.56));
     for (const [id, pile] of this.piles) {
       if (id[0] !== "t") continue;
       const count = pileCards(this.state, id).length;
-      const fan = count > 1 ? Math.min(base, Math.max(14, (room - ch) / (count - 1))) : base;
+      const fan = count > 1 ? Math.min(base, Math.max(least, (room - ch) / (count - 1))) : base;
       pile.style.setProperty("--fan", `${Math.floor(fan)}px`);
     }
   }
@@ -182,6 +187,9 @@ export class Table {
     } else {
       cards.forEach((code, i) => pile.append(cardElement(code, i)));
     }
+    // The stock and the waste are named under them: a face-up stock (Barricade A) with its
+    // count looked like a foundation.
+    if (id === "stock" || id === "waste") pile.append(caption(id === "stock" ? "Stock" : "Waste"));
     pile.classList.toggle("empty", count === 0);
     if (last && !last.draw && last.to === id && cards.length) {
       const top = pile.querySelectorAll(".card.face");
@@ -555,6 +563,13 @@ function el(tag, cls) {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
   return node;
+}
+
+function caption(text) {
+  const c = el("span", "caption");
+  c.textContent = text;
+  c.setAttribute("aria-hidden", "true"); // the pile's label names it already
+  return c;
 }
 
 function badge(count) {
