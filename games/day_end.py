@@ -10,9 +10,10 @@ closed: every socket, on any process, hears each once. The claim is a cache key,
 REDIS_URL is set (every process sees the same cache) and the process's own otherwise (there is
 then one process).
 
-After publishing, the watch closes the day (games.records.close_day): its open attempts are
-counted in their players' records, once. As the process starts it closes the days that ended
-while no server ran.
+After publishing, the watch closes the day (games.records.close_day), beside its other work:
+the day's open attempts are counted in their players' records, once. As the process starts it
+closes the days that ended while no server ran (after an upgrade from a version that did not
+count them: every past day, in the background, one attempt per transaction).
 
 The watch also certifies the next day's challenges ten minutes before midnight, and today's
 when the process starts (`prepare_day`), claimed the same way. Made on demand instead, by the
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 GRACE_SECONDS = 1.0  # woken this long after midnight, so "today" is surely the new day
 CLAIM_SECONDS = 3 * 24 * 3600  # how long a claimed day stays claimed
 PREPARE_AHEAD_SECONDS = 600.0  # the next day's challenges are certified this long before it
+CLOSE_RETRY_SECONDS = 300.0  # a close of the days before that failed is tried again after this
 
 
 def seconds_until_midnight(now: dt.datetime) -> float:
@@ -96,7 +98,7 @@ async def watch() -> None:
     challenges if none are yet (DAILY_PREPARE_AT_START); then prepare each next day shortly
     before it comes, and publish and close each day's end as it comes, for as long as the
     process runs."""
-    await _run("Closing the days before", records.close_days_before, clock.today())
+    _keep(asyncio.create_task(_close_days()))  # the days that ended while no server ran
     if settings.DAILY_PREPARE_AT_START:  # beside the watch: a start just before midnight
         _keep(asyncio.create_task(_run("Preparing", prepare_day, clock.today())))
     while True:
@@ -110,20 +112,28 @@ async def watch() -> None:
         if clock.today() <= day:
             continue  # woken early (the wall clock moved): wait again
         await _run("Publishing the end of", publish_day_end, day)
-        await _run("Closing the days before", records.close_days_before, clock.today())
+        _keep(asyncio.create_task(_close_days()))
 
 
-async def _run(what: str, job: Callable[[dt.date], int], day: dt.date) -> None:
+async def _close_days() -> None:
+    """Count the open attempts of the days before today in their players' records; if that
+    fails (a lost connection), again a few minutes later, where it stopped, until it is done."""
+    while not await _run("Closing the days before", records.close_days_before, clock.today()):
+        await asyncio.sleep(CLOSE_RETRY_SECONDS)
+
+
+async def _run(what: str, job: Callable[[dt.date], int], day: dt.date) -> bool:
     """Run a day's job on a thread; log what it did, or its error: tomorrow's job must not die
-    of today's."""
+    of today's. Returns whether it ran to the end."""
     try:
         # Not on asgiref's one thread-sensitive thread: a socket's sign-in (and on SQLite
         # every socket's reads) runs there, and waited seconds behind a certification.
         done = await database_sync_to_async(job, thread_sensitive=False)(day)
     except Exception:  # noqa: BLE001
         log.exception("%s %s failed.", what, day)
-    else:
-        log.info("%s %s: %d done.", what, day, done)
+        return False
+    log.info("%s %s: %d done.", what, day, done)
+    return True
 
 
 _running: set[asyncio.Task] = set()  # held, so a sleeping watch is never collected

@@ -209,13 +209,22 @@ class VariantRecord(models.Model):
         return f"{self.user_id} {self.variant}: {self.wins} wins"
 
 
-class ClosedDay(models.Model):
-    """A day whose ranked attempts left open have been counted in their players' records.
+class CountedAttempt(models.Model):
+    """A ranked attempt that is in its player's records (games.records): finished, or left
+    open when its day ended. Inserted in the transaction that counts it, with the game as its
+    key, so no attempt is counted twice."""
 
-    The row is inserted in the transaction that counts them, and its date is the key: however
-    many processes close a day, and whenever (at midnight, or at the next start after a night
-    with no server), its open attempts are counted exactly once.
-    """
+    game = models.OneToOneField(
+        Game, on_delete=models.CASCADE, primary_key=True, related_name="counted"
+    )
+
+    def __str__(self) -> str:
+        return str(self.game_id)
+
+
+class ClosedDay(models.Model):
+    """A day whose ranked attempts left open have all been counted (games.records.close_day),
+    so later closes skip it: at midnight, or at the next start after a night with no server."""
 
     date = models.DateField(primary_key=True)
 

@@ -2,7 +2,10 @@
 few indexed rows instead of scanning every game.
 
 An attempt is counted when it finishes, or, if it is still open when its day ends, when the
-day is closed (`close_days_before`): it counts as it stands, as on the day's board.
+day is closed (`close_day`): it counts as it stands, as on the day's board. Either way its
+`CountedAttempt` row is inserted in the transaction that counts it, so it is counted once,
+whichever comes first and however many processes try (a process whose clock runs a little
+ahead may close a day while another still takes that day's last move).
 """
 
 from __future__ import annotations
@@ -10,10 +13,10 @@ from __future__ import annotations
 import datetime as dt
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import QuerySet
 
 from games import clock
-from games.models import ClosedDay, DailyChallenge, Game, VariantRecord
+from games.models import ClosedDay, CountedAttempt, DailyChallenge, Game, VariantRecord
 
 
 def par_ratio(game: Game) -> float:
@@ -30,6 +33,17 @@ def par_ratio(game: Game) -> float:
     return round(game.foundation_cards / max(daily.par_cards, 1), 4)
 
 
+def counted_attempts(user_id: int) -> QuerySet[Game]:
+    """A player's ranked attempts that are in their records."""
+    return Game.objects.filter(owner_id=user_id, ranked=True, counted__isnull=False)
+
+
+def _extend(streak: int, last: dt.date | None, day: dt.date) -> int:
+    """The streak that ends on `day`, given the one that ends on `last`, the day before it
+    that counts."""
+    return streak + 1 if last is not None and last == day - dt.timedelta(1) else 1
+
+
 def _bump(record: VariantRecord, day: dt.date, won: bool, ratio: float) -> None:
     record.played += 1
     record.wins += int(won)
@@ -37,8 +51,7 @@ def _bump(record: VariantRecord, day: dt.date, won: bool, ratio: float) -> None:
     if record.last_date is not None and day < record.last_date:
         _recount_streaks(record)  # a day closed late, after a later day was counted
     elif record.last_date != day:
-        consecutive = record.last_date is not None and record.last_date == day - dt.timedelta(1)
-        record.current_streak = record.current_streak + 1 if consecutive else 1
+        record.current_streak = _extend(record.current_streak, record.last_date, day)
         record.best_streak = max(record.best_streak, record.current_streak)
         record.last_date = day
 
@@ -46,30 +59,35 @@ def _bump(record: VariantRecord, day: dt.date, won: bool, ratio: float) -> None:
 def _recount_streaks(record: VariantRecord) -> None:
     """Streaks from every day the player has a counted attempt on: the slow way, for the rare
     day counted out of order (its attempts were closed after the player finished a later one)."""
-    counted = Game.objects.filter(owner_id=record.user_id, ranked=True).filter(
-        ~Q(status=Game.Status.PLAYING) | Q(daily__date__in=ClosedDay.objects.values("date"))
-    )
+    counted = counted_attempts(record.user_id)
     if record.variant != VariantRecord.ALL:
         counted = counted.filter(daily__variant=record.variant)
-    days = sorted(set(counted.values_list("daily__date", flat=True)))
-    run = best = 0
-    for i, day in enumerate(days):
-        run = run + 1 if i and days[i - 1] == day - dt.timedelta(1) else 1
-        best = max(best, run)
-    record.current_streak, record.best_streak = run, best
-    record.last_date = days[-1] if days else None
+    streak, last, best = 0, None, 0
+    for day in sorted(set(counted.values_list("daily__date", flat=True))):
+        streak, last = _extend(streak, last, day), day
+        best = max(best, streak)
+    record.current_streak, record.best_streak, record.last_date = streak, best, last
 
 
-def record_finished_attempt(game: Game) -> None:
-    """Fold a just-finished ranked attempt into its player's records (inside its transaction)."""
-    _count(game)
+def _claim(game: Game) -> bool:
+    """Whether this transaction is the one that counts `game` (its CountedAttempt row is new;
+    on PostgreSQL a second insert waits for the first transaction, then fails)."""
+    try:
+        with transaction.atomic():  # a savepoint: losing the race is not an error
+            CountedAttempt.objects.create(game_id=game.pk)
+    except IntegrityError:
+        return False
+    return True
 
 
 def _count(game: Game) -> None:
+    """Fold one attempt into its player's records. The two rows are locked in one order in
+    every transaction ("all" sorts before every variant id), so a finish and a day's close
+    never wait for each other in a circle."""
     day = game.daily.date
     won = game.status == Game.Status.WON
     ratio = par_ratio(game)
-    for variant in (game.daily.variant, VariantRecord.ALL):
+    for variant in sorted((game.daily.variant, VariantRecord.ALL)):
         record, _ = VariantRecord.objects.select_for_update().get_or_create(
             user_id=game.owner_id, variant=variant
         )
@@ -77,34 +95,61 @@ def _count(game: Game) -> None:
         record.save()
 
 
+def record_finished_attempt(game: Game) -> None:
+    """Fold a just-finished ranked attempt into its player's records (inside its transaction),
+    unless its day was closed first and counted it as it stood."""
+    if _claim(game):
+        _count(game)
+
+
+_COUNTED_FIELDS = (
+    *("owner_id", "ranked", "status", "version", "foundation_cards", "daily_id"),
+    *("daily__date", "daily__variant", "daily__winnable", "daily__par_moves", "daily__par_cards"),
+)
+
+
 def close_day(day: dt.date) -> int:
-    """Count the ranked attempts of `day` left open in their players' records, unless the day
-    is closed already. Returns how many were counted."""
+    """Count the ranked attempts of `day` left open in their players' records; returns how many
+    this call counted. Each attempt in a transaction of its own, so the day's close holds no
+    lock for long (a player's records are locked by their own finishes too), and a close that
+    stops half way is taken up where it stopped by the next."""
     if day >= clock.today():
         raise ValueError(f"{day} is not over yet")
-    with transaction.atomic():
-        try:
-            with transaction.atomic():  # a savepoint: losing the race is not an error
-                ClosedDay.objects.create(date=day)
-        except IntegrityError:
-            return 0  # closed by another process
-        open_attempts = (
-            Game.objects.select_for_update(of=("self",))
-            .filter(daily__date=day, ranked=True, status=Game.Status.PLAYING)
-            .select_related("daily")
-            .order_by("pk")
-        )
-        counted = 0
-        for game in open_attempts:
-            _count(game)
-            counted += 1
+    if ClosedDay.objects.filter(date=day).exists():
+        return 0
+    open_attempts = Game.objects.filter(
+        daily__date=day, ranked=True, status=Game.Status.PLAYING, counted__isnull=True
+    )
+    counted = sum(
+        _close_attempt(pk) for pk in open_attempts.order_by("pk").values_list("pk", flat=True)
+    )
+    try:
+        with transaction.atomic():
+            ClosedDay.objects.create(date=day)  # nothing of the day is left to count
+    except IntegrityError:
+        pass  # another process closed it too
     return counted
+
+
+def _close_attempt(pk: int) -> int:
+    with transaction.atomic():
+        game = (
+            Game.objects.select_for_update(of=("self",))
+            .select_related("daily")
+            .only(*_COUNTED_FIELDS)
+            .filter(pk=pk, status=Game.Status.PLAYING)  # a finish since: it counted itself
+            .first()
+        )
+        if game is None or not _claim(game):
+            return 0
+        _count(game)
+        return 1
 
 
 def close_days_before(today: dt.date) -> int:
     """Close every day before `today` that has challenges and is not closed yet, oldest first
-    (a streak is counted day after day): at midnight, and at a start after a night with no
-    server. Returns the attempts counted."""
+    (streaks count day after day): after each midnight, and as a server starts, for the days
+    that ended while none ran. Returns the attempts counted."""
     days = (
         DailyChallenge.objects.filter(date__lt=today)
         .exclude(date__in=ClosedDay.objects.values("date"))

@@ -215,15 +215,13 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
 def player_profile(user) -> dict[str, Any]:  # noqa: ANN001
     """Played and won per variant, daily streaks, recent ranked results: a fixed few queries."""
     from games.models import VariantRecord
-    from games.records import current_streak
+    from games.records import counted_attempts, current_streak
 
     today = clock.today()
     records = {r.variant: r for r in VariantRecord.objects.filter(user=user)}
     overall = records.get(VariantRecord.ALL)
     recent = (
-        Game.objects.filter(owner=user, ranked=True)
-        # finished, or left open when its day ended: it counts as it stands
-        .filter(~Q(status=Game.Status.PLAYING) | Q(daily__date__lt=today))
+        counted_attempts(user.id)  # finished, or left open when its day ended and closed
         .select_related("daily")
         .order_by("-daily__date", F("finished_at").desc(nulls_last=True))[:10]
     )

@@ -15,6 +15,7 @@ from games.api import serializers as s
 from games.services import check_variant
 from server.errors import AppError
 from server.openapi import BAD_TOKEN, CHALLENGE, PAGING, SIGNED_IN, errors
+from server.query_params import whole_number
 
 PAGE_PARAMS = [
     OpenApiParameter("page", int, description="1-based page number"),
@@ -29,16 +30,8 @@ MAX_PAGE = 1_000_000
 
 
 def paging(request: Request) -> tuple[int, int]:
-    try:
-        page = int(request.query_params.get("page", 1))
-        size = int(request.query_params.get("page_size", leaderboards.PAGE_SIZE))
-    except ValueError:
-        raise AppError("bad_request", "page and page_size are whole numbers.") from None
-    if not 1 <= page <= MAX_PAGE or not 1 <= size <= leaderboards.MAX_PAGE_SIZE:
-        raise AppError(
-            "bad_request",
-            f"1 <= page <= {MAX_PAGE} and 1 <= page_size <= {leaderboards.MAX_PAGE_SIZE}.",
-        )
+    page = whole_number(request, "page", 1, 1, MAX_PAGE)
+    size = whole_number(request, "page_size", leaderboards.PAGE_SIZE, 1, leaderboards.MAX_PAGE_SIZE)
     return page, size
 
 

@@ -14,9 +14,9 @@ from games import engine, events, selectors, services
 from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
-from server.errors import AppError
 from server.json_input import validated
 from server.openapi import BAD_TOKEN, BODY, GAME_READ, GAME_WRITE, PAGING, SIGNED_IN, errors
+from server.query_params import whole_number
 
 GAME_EXAMPLE = OpenApiExample(
     "A Countess game",
@@ -128,15 +128,6 @@ class GameDetailView(APIView):
 MAX_ROW_NUMBER = 2**31 - 1  # a move's n is a 32-bit column
 
 
-def _whole_number(request: Request, name: str, default: int, low: int) -> int:
-    text = request.query_params.get(name)
-    if text is None:
-        return default
-    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= MAX_ROW_NUMBER:
-        raise AppError("bad_request", f"{name} is a whole number from {low} to {MAX_ROW_NUMBER}.")
-    return int(text)
-
-
 class MoveListView(APIView):
     @extend_schema(
         parameters=[
@@ -152,9 +143,9 @@ class MoveListView(APIView):
         "`limit`: the next piece starts after the last `n` it received.",
     )
     def get(self, request: Request, game_id: int) -> Response:
-        after = _whole_number(request, "after", 0, 0)
-        limit = _whole_number(request, "limit", MAX_ROW_NUMBER, 1)
-        game = selectors.viewable_game(game_id, request.user)
+        game = selectors.viewable_game(game_id, request.user)  # 403/404 before a bad query
+        after = whole_number(request, "after", 0, 0, MAX_ROW_NUMBER)
+        limit = whole_number(request, "limit", MAX_ROW_NUMBER, 1, MAX_ROW_NUMBER)
         return Response(selectors.move_history(game, after, limit))
 
     @extend_schema(

@@ -47,6 +47,8 @@ def test_an_attempt_left_open_counts_in_the_records_once_its_day_is_closed(api, 
     # Exactly once: the day is closed now, whoever tries again.
     assert records.close_days_before(clock.today()) == 0
     assert records.close_day(day) == 0
+    ClosedDay.objects.all().delete()  # even a close that does not know the day is done
+    assert records.close_day(day) == 0
     assert api.get("/api/users/alice").json()["daily"]["countess"]["played"] == 1
 
 
@@ -96,3 +98,94 @@ def test_a_later_day_played_in_order_extends_the_streak(api, move_clock):  # noq
     assert api.post(f"/api/games/{game['id']}/resign").status_code == 200
     profile = api.get("/api/users/alice").json()
     assert profile["current_streak"] == 2 and profile["daily"]["countess"]["played"] == 2
+
+
+def test_a_finish_after_its_day_was_closed_is_not_counted_twice(api, move_clock):  # noqa: ANN001
+    """A process whose clock runs a little behind may still take the last move of a day that
+    another process has closed: the attempt stays counted once, as it stood at the close."""
+    game = first_legal_move(api, play(api, "countess"))
+    move_clock(1)
+    assert records.close_days_before(clock.today()) == 1
+    move_clock(0)  # this process's clock: still the day before
+    assert api.post(f"/api/games/{game['id']}/resign").status_code == 200
+    countess = api.get("/api/users/alice").json()["daily"]["countess"]
+    assert countess["played"] == 1
+
+
+def test_a_close_that_stops_half_way_is_taken_up_where_it_stopped(
+    api, other_api, move_clock, monkeypatch
+):  # noqa: ANN001
+    first_legal_move(api, play(api, "countess"))
+    first_legal_move(other_api, play(other_api, "countess"))
+    move_clock(1)
+    real_count, calls = records._count, []
+
+    def fail_on_the_second(game) -> None:  # noqa: ANN001
+        calls.append(game.pk)
+        if len(calls) == 2:
+            raise RuntimeError("the connection dropped")
+        real_count(game)
+
+    monkeypatch.setattr(records, "_count", fail_on_the_second)
+    with pytest.raises(RuntimeError):
+        records.close_days_before(clock.today())
+    assert not ClosedDay.objects.exists()  # not done: the next close takes it up
+    monkeypatch.setattr(records, "_count", real_count)
+    assert records.close_days_before(clock.today()) == 1  # the one left, not the first again
+    for client in (api, other_api):
+        me = client.get("/api/me").json()["username"]
+        assert client.get(f"/api/users/{me}").json()["daily"]["countess"]["played"] == 1
+
+
+def test_two_attempts_left_open_on_a_day_closed_after_a_later_one(api, move_clock):  # noqa: ANN001
+    first_legal_move(api, play(api, "countess"))
+    first_legal_move(api, play(api, "barricade"))
+    move_clock(1)
+    game = play(api, "countess")
+    assert api.post(f"/api/games/{game['id']}/resign").status_code == 200
+    assert records.close_days_before(clock.today()) == 2
+    profile = api.get("/api/users/alice").json()
+    assert profile["current_streak"] == 2 and profile["best_streak"] == 2
+    assert profile["daily"]["countess"]["played"] == 2
+    assert profile["daily"]["barricade"]["current_streak"] == 1
+    assert len(profile["recent"]) == 3
+
+
+def test_a_day_closed_between_two_counted_days_joins_them(api, move_clock):  # noqa: ANN001
+    game = play(api, "countess")
+    assert api.post(f"/api/games/{game['id']}/resign").status_code == 200  # day 0: finished
+    move_clock(1)
+    assert records.close_days_before(clock.today()) == 0
+    first_legal_move(api, play(api, "countess"))  # day 1: left open
+    move_clock(2)
+    game = play(api, "countess")
+    assert api.post(f"/api/games/{game['id']}/resign").status_code == 200  # day 2: finished
+    assert api.get("/api/users/alice").json()["current_streak"] == 1
+    assert records.close_days_before(clock.today()) == 1  # day 1, late
+    profile = api.get("/api/users/alice").json()
+    assert profile["current_streak"] == 3 and profile["best_streak"] == 3
+
+
+def test_a_players_records_are_locked_in_one_order(api, move_clock):  # noqa: ANN001
+    """ "all" first, then the variant, in every transaction that counts an attempt: a batch that
+    ends two of a player's attempts and a close that counts a third would otherwise each hold
+    a row the other waits for (on PostgreSQL, one aborted as a deadlock)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from games.models import Game, VariantRecord
+
+    game_id = first_legal_move(api, play(api, "spanish"))["id"]
+    move_clock(1)
+    game = Game.objects.select_related("daily").get(pk=game_id)
+    with CaptureQueriesContext(connection) as queries:
+        records._count(game)
+    looked_up = [
+        variant
+        for q in queries.captured_queries
+        if 'FROM "games_variantrecord"' in q["sql"] and q["sql"].lstrip().startswith("SELECT")
+        for variant in ("all", "spanish")
+        if f"'{variant}'" in q["sql"]
+    ]
+    assert looked_up[0] == "all" and "spanish" in looked_up, looked_up
+    assert VariantRecord.objects.filter(variant__in=["all", "spanish"]).count() == 2

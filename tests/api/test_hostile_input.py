@@ -50,7 +50,7 @@ def test_the_largest_bigint_id_is_an_ordinary_missing_game(api):  # noqa: ANN001
     assert_json_error(res, 404, "not_found")
 
 
-@pytest.mark.parametrize("page", ["99999999999999999999", str(2**63 - 1), "1000001"])
+@pytest.mark.parametrize("page", ["99999999999999999999", str(2**63 - 1), "1000001", "9" * 5000])
 def test_a_page_past_any_board_is_bad_request(api, page):  # noqa: ANN001
     date = api.get("/api/daily").json()["date"]
     for url in (f"/api/daily/{date}/portuguese/leaderboard", "/api/leaderboards/portuguese"):

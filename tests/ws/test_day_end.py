@@ -182,9 +182,10 @@ def test_a_failed_preparation_leaves_the_day_unclaimed(monkeypatch) -> None:  # 
 
 async def test_the_watch_closes_past_days_at_start_and_after_each_midnight(monkeypatch, move_clock):  # noqa: ANN001
     """Attempts left open count in their players' records (games.records): the days that ended
-    while no server ran are closed as it starts, and each day after its end is published."""
+    while no server ran are closed as it starts, beside its other work, and each day after
+    its end is published."""
     done: list[tuple[str, dt.date]] = []
-    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 0.0 if done else 1e6)
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 0.0)
     monkeypatch.setattr(day_end, "GRACE_SECONDS", 0.01)
     monkeypatch.setattr(day_end, "publish_day_end", lambda day: done.append(("end", day)) or 0)
     monkeypatch.setattr(
@@ -202,3 +203,41 @@ async def test_the_watch_closes_past_days_at_start_and_after_each_midnight(monke
         await task
     tomorrow = real_today + dt.timedelta(days=1)
     assert done[:3] == [("close", real_today), ("end", real_today), ("close", tomorrow)]
+
+
+async def test_a_close_that_failed_is_tried_again(monkeypatch):  # noqa: ANN001
+    tries: list[dt.date] = []
+
+    def flaky(day: dt.date) -> int:
+        tries.append(day)
+        if len(tries) == 1:
+            raise RuntimeError("the database went away")
+        return 0
+
+    monkeypatch.setattr(day_end, "CLOSE_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(day_end.records, "close_days_before", flaky)
+    await asyncio.wait_for(day_end._close_days(), timeout=5)
+    assert tries == [clock.today(), clock.today()]
+
+
+async def test_the_start_up_close_does_not_hold_up_the_days_preparation(monkeypatch, settings):  # noqa: ANN001
+    """A server started after an upgrade closes every past day: today's challenges are made
+    beside it, not after it."""
+    import threading
+
+    settings.DAILY_PREPARE_AT_START = True
+    release, prepared = threading.Event(), []
+    monkeypatch.setattr(day_end.records, "close_days_before", lambda day: release.wait(10) and 0)
+    monkeypatch.setattr(day_end, "prepare_day", lambda day: prepared.append(day) or 0)
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 1e6)
+    task = day_end.start(asyncio.get_running_loop())
+    try:
+        while not prepared:
+            await asyncio.sleep(0.005)
+    finally:
+        release.set()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    while day_end._running:  # the start-up jobs end on their own
+        await asyncio.sleep(0.005)
