@@ -130,14 +130,19 @@ class DailyListSerializer(serializers.Serializer):
     challenges = ChallengeSerializer(many=True)
 
 
-class EntrySerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
-    username = serializers.CharField()
+class AttemptResultSerializer(serializers.Serializer):
+    """How a ranked attempt stands, on a board or in a player's recent results."""
+
     status = serializers.CharField()
     moves = serializers.IntegerField()
     seconds = serializers.IntegerField()
     foundation_cards = serializers.IntegerField()
     game_id = serializers.IntegerField()
+
+
+class EntrySerializer(AttemptResultSerializer):
+    rank = serializers.IntegerField()
+    username = serializers.CharField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
@@ -151,14 +156,9 @@ class LeaderboardSerializer(serializers.Serializer):
     me = EntrySerializer(allow_null=True)
 
 
-class RecentResultSerializer(serializers.Serializer):
+class RecentResultSerializer(AttemptResultSerializer):
     date = serializers.DateField()
     variant = serializers.CharField()
-    status = serializers.CharField()
-    moves = serializers.IntegerField()
-    seconds = serializers.IntegerField()
-    foundation_cards = serializers.IntegerField()
-    game_id = serializers.IntegerField()
     day_over = serializers.BooleanField(
         required=False,
         help_text="Present (true) for an attempt left open when its day ended: it counts as "

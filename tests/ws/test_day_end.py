@@ -15,6 +15,15 @@ from tests.ws.helpers import connect, recv
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+async def stop(task: asyncio.Task) -> None:
+    """Stop a watch, and the jobs it started that are still running."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    while day_end._running:
+        await asyncio.sleep(0.005)
+
+
 def test_seconds_until_midnight_is_counted_in_utc() -> None:
     late = dt.datetime(2026, 11, 23, 23, 59, 30, tzinfo=dt.UTC)
     assert day_end.seconds_until_midnight(late) == 30.0
@@ -70,9 +79,7 @@ async def test_the_watch_publishes_the_day_that_just_ended(monkeypatch, move_clo
     while len(published) < 2:
         await asyncio.sleep(0.01)
     assert not task.done()  # still watching
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await stop(task)
     assert published[:2] == [real_today, real_today]
 
 
@@ -82,9 +89,7 @@ async def test_the_server_worker_starts_the_watch() -> None:
     loop = asyncio.get_running_loop()
     start_day_end_pushes(loop)
     (task,) = [t for t in asyncio.all_tasks(loop) if t.get_name() == "day-end"]
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await stop(task)
 
 
 def test_the_next_day_is_prepared_once_and_stays_out_of_reach(api) -> None:  # noqa: ANN001
@@ -116,9 +121,7 @@ async def test_the_watch_prepares_the_next_day_before_midnight(monkeypatch, move
     task = day_end.start(asyncio.get_running_loop())
     while len(done) < 2:
         await asyncio.sleep(0.005)
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await stop(task)
     assert done[:2] == [("prepare", real_today + dt.timedelta(days=1)), ("end", real_today)]
 
 
@@ -131,9 +134,7 @@ async def test_the_watch_prepares_today_as_the_server_starts(monkeypatch, settin
     task = day_end.start(asyncio.get_running_loop())
     while not done:
         await asyncio.sleep(0.005)
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await stop(task)
     assert done == [clock.today()]
 
 
@@ -159,11 +160,7 @@ async def test_a_days_certification_leaves_the_sockets_thread_free(monkeypatch, 
         assert await asyncio.wait_for(database_sync_to_async(lambda: 42)(), timeout=2) == 42
     finally:
         release.set()
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-    while day_end._running:  # the start-up job ends on its own
-        await asyncio.sleep(0.005)
+        await stop(task)
 
 
 def test_a_failed_preparation_leaves_the_day_unclaimed(monkeypatch) -> None:  # noqa: ANN001
@@ -198,9 +195,7 @@ async def test_the_watch_closes_past_days_at_start_and_after_each_midnight(monke
     move_clock(1)  # the sleep "crossed" midnight
     while len(done) < 3:
         await asyncio.sleep(0.005)
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await stop(task)
     tomorrow = real_today + dt.timedelta(days=1)
     assert done[:3] == [("close", real_today), ("end", real_today), ("close", tomorrow)]
 
@@ -236,8 +231,4 @@ async def test_the_start_up_close_does_not_hold_up_the_days_preparation(monkeypa
             await asyncio.sleep(0.005)
     finally:
         release.set()
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-    while day_end._running:  # the start-up jobs end on their own
-        await asyncio.sleep(0.005)
+        await stop(task)
