@@ -98,7 +98,7 @@ async def watch() -> None:
     challenges if none are yet (DAILY_PREPARE_AT_START); then prepare each next day shortly
     before it comes, and publish and close each day's end as it comes, for as long as the
     process runs."""
-    _keep(asyncio.create_task(_close_days()))  # the days that ended while no server ran
+    _start_closing()  # the days that ended while no server ran
     if settings.DAILY_PREPARE_AT_START:  # beside the watch: a start just before midnight
         _keep(asyncio.create_task(_run("Preparing", prepare_day, clock.today())))
     while True:
@@ -112,13 +112,36 @@ async def watch() -> None:
         if clock.today() <= day:
             continue  # woken early (the wall clock moved): wait again
         await _run("Publishing the end of", publish_day_end, day)
-        _keep(asyncio.create_task(_close_days()))
+        _start_closing()
+
+
+def close_days(today: dt.date) -> int:
+    """Count the open attempts of the days before `today` in their players' records, unless
+    another process has claimed it (each attempt is counted once either way: the claim only
+    spares the others the walk). Returns the attempts counted (0 if claimed)."""
+    claim = f"day-close:{today.isoformat()}"
+    if not cache.add(claim, True, timeout=CLAIM_SECONDS):
+        return 0
+    try:
+        return records.close_days_before(today)
+    except BaseException:
+        cache.delete(claim)  # not done: the retry, or another process, takes it up
+        raise
+
+
+_closing: asyncio.Task | None = None  # this process's close, while it runs (one at a time)
+
+
+def _start_closing() -> None:
+    global _closing
+    if _closing is None or _closing.done():
+        _closing = _keep(asyncio.create_task(_close_days()))
 
 
 async def _close_days() -> None:
-    """Count the open attempts of the days before today in their players' records; if that
-    fails (a lost connection), again a few minutes later, where it stopped, until it is done."""
-    while not await _run("Closing the days before", records.close_days_before, clock.today()):
+    """Close the days before today; if that fails (a lost connection), again a few minutes
+    later, where it stopped, until it is done."""
+    while not await _run("Closing the days before", close_days, clock.today()):
         await asyncio.sleep(CLOSE_RETRY_SECONDS)
 
 

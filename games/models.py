@@ -174,7 +174,8 @@ class Move(models.Model):
 
 class VariantRecord(models.Model):
     """A player's running totals, updated when one of their ranked attempts finishes, or when
-    its day ends with the attempt still open (it counts as it stands: `ClosedDay`).
+    its day ends with the attempt still open (it counts as it stands; `CountedAttempt` records
+    that an attempt is in them).
 
     `variant` is a variant id, or "all" for the streak over every variant. A day counts toward
     a streak when the player played a ranked attempt that day: finished it, or had it open
@@ -223,8 +224,9 @@ class CountedAttempt(models.Model):
 
 
 class ClosedDay(models.Model):
-    """A day whose ranked attempts left open have all been counted (games.records.close_day),
-    so later closes skip it: at midnight, or at the next start after a night with no server."""
+    """A day old enough that no attempt of it can still appear (games.records.SETTLED_DAYS),
+    whose attempts left open have all been counted (games.records.close_day): later closes
+    skip it."""
 
     date = models.DateField(primary_key=True)
 

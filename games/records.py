@@ -11,12 +11,15 @@ ahead may close a day while another still takes that day's last move).
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
-from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q, QuerySet
 
 from games import clock
 from games.models import ClosedDay, CountedAttempt, DailyChallenge, Game, VariantRecord
+
+log = logging.getLogger(__name__)
 
 
 def par_ratio(game: Game) -> float:
@@ -34,8 +37,12 @@ def par_ratio(game: Game) -> float:
 
 
 def counted_attempts(user_id: int) -> QuerySet[Game]:
-    """A player's ranked attempts that are in their records."""
-    return Game.objects.filter(owner_id=user_id, ranked=True, counted__isnull=False)
+    """A player's ranked attempts that are in their records: claimed (`CountedAttempt`), or
+    finished (each finish is counted in its own transaction; this also holds for an attempt
+    that a server older than the claims finished)."""
+    return Game.objects.filter(owner_id=user_id, ranked=True).filter(
+        Q(counted__isnull=False) | ~Q(status=Game.Status.PLAYING)
+    )
 
 
 def _extend(streak: int, last: dt.date | None, day: dt.date) -> int:
@@ -70,14 +77,17 @@ def _recount_streaks(record: VariantRecord) -> None:
 
 
 def _claim(game: Game) -> bool:
-    """Whether this transaction is the one that counts `game` (its CountedAttempt row is new;
-    on PostgreSQL a second insert waits for the first transaction, then fails)."""
-    try:
-        with transaction.atomic():  # a savepoint: losing the race is not an error
-            CountedAttempt.objects.create(game_id=game.pk)
-    except IntegrityError:
-        return False
-    return True
+    """Whether this transaction is the one that counts `game`: its CountedAttempt row is new.
+    One statement that skips a row already there, so losing the race is no error (nor a
+    line in PostgreSQL's log); on PostgreSQL a second insert waits for the first
+    transaction to end."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {CountedAttempt._meta.db_table} (game_id) VALUES (%s) "
+            "ON CONFLICT DO NOTHING RETURNING game_id",
+            [game.pk],
+        )
+        return cursor.fetchone() is not None
 
 
 def _count(game: Game) -> None:
@@ -108,27 +118,45 @@ _COUNTED_FIELDS = (
 )
 
 
+# A day is marked closed (and later skipped) only once it is this old: an attempt may still
+# be created just after its day ends (a request that checked the date before midnight, or a
+# process whose clock runs behind), so yesterday is looked at again at each close.
+SETTLED_DAYS = 2
+
+
 def close_day(day: dt.date) -> int:
     """Count the ranked attempts of `day` left open in their players' records; returns how many
     this call counted. Each attempt in a transaction of its own, so the day's close holds no
-    lock for long (a player's records are locked by their own finishes too), and a close that
-    stops half way is taken up where it stopped by the next."""
-    if day >= clock.today():
+    lock for long (a player's records are locked by their own finishes too); an attempt that
+    fails is logged and left for the next close, which takes the day up where it stopped."""
+    today = clock.today()
+    if day >= today:
         raise ValueError(f"{day} is not over yet")
     if ClosedDay.objects.filter(date=day).exists():
         return 0
     open_attempts = Game.objects.filter(
         daily__date=day, ranked=True, status=Game.Status.PLAYING, counted__isnull=True
-    )
-    counted = sum(
-        _close_attempt(pk) for pk in open_attempts.order_by("pk").values_list("pk", flat=True)
-    )
-    try:
-        with transaction.atomic():
-            ClosedDay.objects.create(date=day)  # nothing of the day is left to count
-    except IntegrityError:
-        pass  # another process closed it too
+    ).order_by("pk")
+    counted = failed = 0
+    for pk in open_attempts.values_list("pk", flat=True):
+        try:
+            counted += _close_attempt(pk)
+        except Exception:  # noqa: BLE001 - one attempt must not keep the others uncounted
+            log.exception("Counting attempt %s of %s failed.", pk, day)
+            failed += 1
+    if failed:
+        raise CloseIncomplete(f"{failed} attempt(s) of {day} not counted yet")
+    if day <= today - dt.timedelta(days=SETTLED_DAYS):
+        try:
+            with transaction.atomic():
+                ClosedDay.objects.create(date=day)  # nothing of the day is left to count
+        except IntegrityError:
+            pass  # another process closed it too
     return counted
+
+
+class CloseIncomplete(Exception):
+    """Some attempts of a day could not be counted (each was logged); a later close retries."""
 
 
 def _close_attempt(pk: int) -> int:
@@ -149,7 +177,9 @@ def _close_attempt(pk: int) -> int:
 def close_days_before(today: dt.date) -> int:
     """Close every day before `today` that has challenges and is not closed yet, oldest first
     (streaks count day after day): after each midnight, and as a server starts, for the days
-    that ended while none ran. Returns the attempts counted."""
+    that ended while none ran. A day that could not be closed in full does not stop the days
+    after it; the call then fails (after them), so that it is tried again. Returns the
+    attempts counted."""
     days = (
         DailyChallenge.objects.filter(date__lt=today)
         .exclude(date__in=ClosedDay.objects.values("date"))
@@ -157,7 +187,15 @@ def close_days_before(today: dt.date) -> int:
         .distinct()
         .order_by("date")
     )
-    return sum(close_day(day) for day in list(days))
+    counted, incomplete = 0, []
+    for day in list(days):
+        try:
+            counted += close_day(day)
+        except CloseIncomplete as exc:
+            incomplete.append(str(exc))
+    if incomplete:
+        raise CloseIncomplete("; ".join(incomplete))
+    return counted
 
 
 def current_streak(record: VariantRecord | None, today: dt.date) -> int:

@@ -223,7 +223,8 @@ def player_profile(user) -> dict[str, Any]:  # noqa: ANN001
     recent = (
         counted_attempts(user.id)  # finished, or left open when its day ended and closed
         .select_related("daily")
-        .order_by("-daily__date", F("finished_at").desc(nulls_last=True))[:10]
+        .defer("state")
+        .order_by("-daily__date", F("finished_at").desc(nulls_last=True), "-pk")[:10]
     )
     return {
         **user_stats(user),

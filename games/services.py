@@ -311,9 +311,10 @@ def _persist(moves: list[tuple[int, int, str, Any]], games: list[Game]) -> None:
             cursor.execute(_WRITE_BATCH_PG, _postgresql_batch(moves, rows))
     else:
         _write_portable(moves, rows)
-    for game in games:
-        if game.finished:
-            _on_finish(game)
+    # By owner: each finish locks its player's record rows, and two batches that end two
+    # players' attempts in opposite orders would each hold a row the other waits for.
+    for game in sorted((g for g in games if g.finished), key=lambda g: (g.owner_id, g.pk)):
+        _on_finish(game)
 
 
 def _cache_after_commit(games: list[Game]) -> Callable[[], None]:

@@ -15,8 +15,9 @@ def whole_number(request: Request, name: str, default: int, low: int, high: int)
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not (text.isascii() and text.isdigit() and len(text) <= len(str(high))) or not (
-        low <= int(text) <= high
+    digits = text.lstrip("0") or "0"
+    if not (text.isascii() and text.isdigit() and len(digits) <= len(str(high))) or not (
+        low <= int(digits) <= high
     ):
         raise AppError("bad_request", f"{name} is a whole number from {low} to {high}.")
-    return int(text)
+    return int(digits)

@@ -119,6 +119,7 @@ TEST_CACHE_KEYS = (
     "throttle_*",  # throttle counts: user ids repeat from test to test, so a later one hears 429
     "day-end:*",  # a midnight claimed (games.day_end): a later run would find it taken
     "day-prepare:*",  # a day's certification claimed (games.day_end), the same way
+    "day-close:*",  # the close of the days before a day claimed (games.day_end), the same way
 )
 
 

@@ -73,6 +73,7 @@ def test_move_history_in_pieces(api):  # noqa: ANN001
     assert ns("?after=2&limit=2") == [3, 4] and ns("?after=4&limit=2") == [5]
     assert ns("?after=5") == [] and ns("?after=2147483647") == []
     bad = ("?after=-1", "?after=x", "?limit=0", "?limit=2147483648", "?after=1.5", "?after= 1")
+    assert ns("?after=0002&limit=00001") == [3]  # leading zeros are still the number
     for query in (*bad, "?after=" + "9" * 5000):  # past the digits Python reads: was a 500
         res = api.get(url + query)
         assert res.status_code == 400 and res.json()["code"] == "bad_request", query

@@ -226,9 +226,13 @@ async def test_the_start_up_close_does_not_hold_up_the_days_preparation(monkeypa
     monkeypatch.setattr(day_end, "prepare_day", lambda day: prepared.append(day) or 0)
     monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: 1e6)
     task = day_end.start(asyncio.get_running_loop())
-    try:
+
+    async def preparation() -> None:
         while not prepared:
             await asyncio.sleep(0.005)
+
+    try:
+        await asyncio.wait_for(preparation(), timeout=2)  # the close still holds on
     finally:
         release.set()
         await stop(task)
