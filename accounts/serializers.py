@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from games.api.serializers import PlayerStatsSerializer
 from server.json_input import StrictCharField
 
 # The length and the characters are checked apart, each with its own message: a regex that
@@ -41,4 +42,4 @@ class MeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
     date_joined = serializers.DateTimeField()
-    stats = serializers.DictField()
+    stats = PlayerStatsSerializer()

@@ -166,9 +166,10 @@ class RecentResultSerializer(AttemptResultSerializer):
     )
 
 
-class ProfileSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    date_joined = serializers.DateTimeField()
+class PlayerStatsSerializer(serializers.Serializer):
+    """A player's games and daily results (selectors.player_profile): in their profile, and in
+    `/api/me` as `stats`."""
+
     played = serializers.IntegerField()
     won = serializers.IntegerField()
     variants = serializers.DictField()
@@ -178,6 +179,11 @@ class ProfileSerializer(serializers.Serializer):
     recent = RecentResultSerializer(
         many=True, help_text="The last ten ranked attempts, newest day first."
     )
+
+
+class ProfileSerializer(PlayerStatsSerializer):
+    username = serializers.CharField()
+    date_joined = serializers.DateTimeField()
 
 
 class LiveGameSerializer(serializers.Serializer):

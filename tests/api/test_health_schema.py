@@ -243,3 +243,17 @@ def test_a_failed_check_names_the_error_kind_not_its_text(anon, monkeypatch, cap
     assert res.status_code == 503
     assert res.json()["database"]["error"] == "OperationalError"
     assert "db.internal" not in res.content.decode() and "db.internal" in caplog.text
+
+
+def test_the_schema_spells_out_a_players_stats_and_recent_results(anon):  # noqa: ANN001
+    """`/api/me`'s `stats` and a profile are the same document: both name its fields, down
+    to a recent result's `day_over` (an attempt left open when its day ended)."""
+    schemas = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()[
+        "components"
+    ]["schemas"]
+    assert schemas["Me"]["properties"]["stats"]["$ref"].endswith("/PlayerStats")
+    assert {"played", "won", "daily", "current_streak", "recent"} <= set(
+        schemas["PlayerStats"]["properties"]
+    )
+    assert "day_over" in schemas["RecentResult"]["properties"]
+    assert {"username", "recent"} <= set(schemas["Profile"]["properties"])
