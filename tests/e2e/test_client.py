@@ -674,3 +674,55 @@ def test_u_asks_for_no_undo_the_button_does_not_offer(open_page, server: Server)
     page.keyboard.press("d")
     wait_version(page, 2)
     expect(page.get_by_test_id("message")).not_to_contain_text("cannot be undone")
+
+
+def test_no_undo_while_a_ranked_draw_is_on_its_way(open_page, server: Server) -> None:
+    """A draw in flight is not drawn on the table (its card is face down), so the table still
+    shows the move before it, which may be undone; an undo sent then would come after the draw
+    and be refused. The page's socket is routed through the test, which holds the draw."""
+    name, token = server.register()
+    page = open_page()
+    held: dict = {}
+    sent: list[str] = []
+
+    def route(ws) -> None:  # noqa: ANN001
+        upstream = ws.connect_to_server()
+
+        def from_page(message: str) -> None:
+            frame = json.loads(message)
+            sent.append(frame.get("t"))
+            if frame.get("t") == "move" and frame["d"]["move"] == "draw" and "draw" not in held:
+                held["draw"] = (upstream, message)
+                return
+            upstream.send(message)
+
+        ws.on_message(from_page)
+
+    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    sign_in(page, name)
+    page.get_by_test_id("daily-countess").click()
+    page.get_by_test_id("start-daily").click()
+    wait_live(page)
+    gid = game_id(page)
+    state = rest_game(server, gid, token)
+    # Draw (over REST) until a card can be played, then play it: an undoable last move.
+    while not [m for m in state["state"]["legal_moves"] if m != "draw"]:
+        state = server.request(
+            "POST", f"/api/games/{gid}/moves", {"move": "draw", "v": state["v"]}, token
+        )
+    move = next(m for m in state["state"]["legal_moves"] if m != "draw")
+    state = server.request(
+        "POST", f"/api/games/{gid}/moves", {"move": move, "v": state["v"]}, token
+    )
+    wait_version(page, state["v"])
+    expect(page.get_by_test_id("undo")).to_be_enabled()
+    page.keyboard.press("d")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=game]').dataset.pending === '1'"
+    )
+    expect(page.get_by_test_id("undo")).to_be_disabled()
+    page.keyboard.press("u")
+    upstream, message = held["draw"]
+    upstream.send(message)
+    wait_version(page, state["v"] + 1)
+    assert "undo" not in sent, sent

@@ -152,6 +152,9 @@ export class GameView {
   // move it would take back is not known here: the button stays on and the server judges.
   lastMoveRevealed(shown) {
     if (!(this.game.daily && this.game.daily.ranked)) return false;
+    // A draw on its way is not drawn on the table (its card is face down), but the undo
+    // would come after it.
+    if ([this.inflight, ...this.queue].some((a) => a && a.kind === "move" && a.move === "draw")) return true;
     const last = shown.last_move;
     if (last === "draw") return true;
     return typeof last === "string" && last.startsWith("stock-") && shown.stock && shown.stock.count > 0;
