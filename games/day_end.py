@@ -81,16 +81,25 @@ def publish_day_end(day: dt.date) -> int:
 def prepare_day(day: dt.date) -> int:
     """Certify `day`'s challenges now, unless another process has claimed them; returns how
     many it made (those already made, by `make_daily` or on demand, are left as they are)."""
-    claim = f"day-prepare:{day.isoformat()}"
+
+    def prepare() -> int:
+        before = DailyChallenge.objects.filter(date=day).count()
+        daily.ensure_day(day)
+        return len(VARIANT_IDS) - before
+
+    return _claimed(f"day-prepare:{day.isoformat()}", prepare)
+
+
+def _claimed(claim: str, job: Callable[[], int]) -> int:
+    """Run `job` unless another process has claimed it (0 then). A job that fails gives its
+    claim back: another process, a retry or the next start may try again."""
     if not cache.add(claim, True, timeout=CLAIM_SECONDS):
         return 0
     try:
-        before = DailyChallenge.objects.filter(date=day).count()
-        daily.ensure_day(day)
+        return job()
     except BaseException:
-        cache.delete(claim)  # not done: another process, or the next start, may try again
+        cache.delete(claim)
         raise
-    return len(VARIANT_IDS) - before
 
 
 async def watch() -> None:
@@ -119,14 +128,7 @@ def close_days(today: dt.date) -> int:
     """Count the open attempts of the days before `today` in their players' records, unless
     another process has claimed it (each attempt is counted once either way: the claim only
     spares the others the walk). Returns the attempts counted (0 if claimed)."""
-    claim = f"day-close:{today.isoformat()}"
-    if not cache.add(claim, True, timeout=CLAIM_SECONDS):
-        return 0
-    try:
-        return records.close_days_before(today)
-    except BaseException:
-        cache.delete(claim)  # not done: the retry, or another process, takes it up
-        raise
+    return _claimed(f"day-close:{today.isoformat()}", lambda: records.close_days_before(today))
 
 
 _closing: asyncio.Task | None = None  # this process's close, while it runs (one at a time)

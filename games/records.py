@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
 from games import clock
@@ -147,11 +147,8 @@ def close_day(day: dt.date) -> int:
     if failed:
         raise CloseIncomplete(f"{failed} attempt(s) of {day} not counted yet")
     if day <= today - dt.timedelta(days=SETTLED_DAYS):
-        try:
-            with transaction.atomic():
-                ClosedDay.objects.create(date=day)  # nothing of the day is left to count
-        except IntegrityError:
-            pass  # another process closed it too
+        # Nothing of the day is left to count (another process may have marked it too).
+        ClosedDay.objects.get_or_create(date=day)
     return counted
 
 
