@@ -10,7 +10,7 @@ import uuid
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -65,21 +65,26 @@ def check_channel_layer() -> dict:
     return {"ok": True, "backend": backend, "ms": ms}
 
 
+HEALTH = inline_serializer(
+    "Health",
+    {
+        "status": serializers.CharField(help_text="`ok`, or `degraded` (with a 503)"),
+        "database": serializers.DictField(),
+        "channel_layer": serializers.DictField(),
+    },
+)
+
+
 class HealthView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
 
     @extend_schema(
         responses={
-            200: inline_serializer(
-                "Health",
-                {
-                    "status": serializers.CharField(),
-                    "database": serializers.DictField(),
-                    "channel_layer": serializers.DictField(),
-                },
+            200: HEALTH,
+            503: OpenApiResponse(
+                HEALTH, description="`status`: `degraded`; the part down says why"
             ),
-            503: None,
         },
         summary="Database and channel-layer reachability",
     )

@@ -60,3 +60,31 @@ def errors(*codes: str) -> dict[int, OpenApiResponse]:
         )
         for status, names in sorted(by_status.items())
     }
+
+
+_UNSAFE = {"post", "put", "patch", "delete"}
+_CSRF = "a write signed in by session cookie that carries no CSRF token"
+
+
+def document_csrf_refusals(result: dict, **_: object) -> dict:
+    """A postprocessing hook: every write that takes a session cookie can answer 403
+    `forbidden` (Django's CSRF check, which DRF's session authentication runs), whatever its
+    view raises itself, so it is added here once instead of in each view's list."""
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in _UNSAFE:
+                continue
+            if not any("cookieAuth" in scheme for scheme in operation.get("security", ())):
+                continue
+            responses = operation.setdefault("responses", {})
+            refusal = responses.get("403")
+            if refusal is None:
+                responses["403"] = {
+                    "description": f"`code`: `forbidden` ({_CSRF})",
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                    },
+                }
+            else:
+                refusal["description"] += f" (`forbidden` also: {_CSRF})"
+    return result

@@ -36,6 +36,14 @@ def env_count(name: str, default: int) -> int:
     return value
 
 
+def env_whole(name: str, default: int) -> int:
+    """A whole number of at least 0."""
+    raw = os.environ.get(name) or str(default)
+    if not (raw.isascii() and raw.isdigit()):
+        raise ImproperlyConfigured(f"{name} must be a whole number of at least 0, not {raw!r}")
+    return int(raw)
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if not raw:
@@ -266,6 +274,9 @@ REST_FRAMEWORK = {
         "hint": os.environ.get("HINT_THROTTLE_RATE", "20/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # How many proxies in front append to X-Forwarded-For: a throttle keys on the address the
+    # nearest one saw. 0 (no proxy): the connection's address, and the header is ignored.
+    "NUM_PROXIES": env_whole("TRUSTED_PROXIES", 0),
 }
 
 SPECTACULAR_SETTINGS = {
@@ -276,6 +287,10 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "server.openapi.document_csrf_refusals",
+    ],
     # Swagger UI from the installed sidecar package: /api/docs works with no internet.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -246,3 +246,68 @@ def test_sign_in_attempts_are_limited_per_client_across_processes(anon, user, mo
         assert len(elsewhere.get(key)) == 3
     else:
         assert len(cache.get(key)) == 3
+
+
+@pytest.mark.parametrize("path", ["/api/auth/login", "/api/auth/token"])
+def test_a_valid_token_beside_wrong_passwords_does_not_lift_the_sign_in_limit(
+    api,
+    user,
+    monkeypatch,
+    path,  # noqa: ANN001
+):
+    """Guessing a password while holding any valid key (one's own, say) is guessing all the
+    same: the limit counts the client's address, signed in or not."""
+    from accounts.views import AuthThrottle
+
+    monkeypatch.setattr(AuthThrottle, "rate", "3/min", raising=False)
+    wrong = {"username": user.username, "password": "not-the-password"}
+    statuses = [api.post(path, wrong, format="json").status_code for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+
+
+def test_a_forged_forwarded_for_does_not_give_each_guess_a_new_address(anon, user, monkeypatch):  # noqa: ANN001
+    from accounts.views import AuthThrottle
+
+    monkeypatch.setattr(AuthThrottle, "rate", "3/min", raising=False)
+    wrong = {"username": user.username, "password": "not-the-password"}
+    statuses = [
+        anon.post(
+            "/api/auth/token", wrong, format="json", HTTP_X_FORWARDED_FOR=f"203.0.113.{i}"
+        ).status_code
+        for i in range(4)
+    ]
+    assert statuses == [401, 401, 401, 429]
+
+
+def test_behind_a_trusted_proxy_the_address_it_saw_is_the_client(anon, user, monkeypatch):  # noqa: ANN001
+    """TRUSTED_PROXIES=1: the last address in X-Forwarded-For (the one the proxy appended) is
+    the client's; what the client put before it is not believed."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    from accounts.views import AuthThrottle
+
+    monkeypatch.setattr(AuthThrottle, "rate", "2/min", raising=False)
+    wrong = {"username": user.username, "password": "not-the-password"}
+
+    def attempt(forwarded: str) -> int:
+        return anon.post(
+            "/api/auth/token", wrong, format="json", HTTP_X_FORWARDED_FOR=forwarded
+        ).status_code
+
+    with override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}):
+        assert [attempt(f"10.0.0.{i}, 198.51.100.7") for i in range(3)] == [401, 401, 429]
+        assert attempt("198.51.100.8") == 401  # another client behind the same proxy
+
+
+def test_trusted_proxies_must_be_a_whole_number(monkeypatch):  # noqa: ANN001
+    from django.core.exceptions import ImproperlyConfigured
+
+    from server.settings import env_whole
+
+    monkeypatch.setenv("TRUSTED_PROXIES", "2")
+    assert env_whole("TRUSTED_PROXIES", 0) == 2
+    for bad in ("-1", "one", "1.5", "²"):
+        monkeypatch.setenv("TRUSTED_PROXIES", bad)
+        with pytest.raises(ImproperlyConfigured, match="TRUSTED_PROXIES"):
+            env_whole("TRUSTED_PROXIES", 0)

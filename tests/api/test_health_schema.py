@@ -257,3 +257,38 @@ def test_the_schema_spells_out_a_players_stats_and_recent_results(anon):  # noqa
     )
     assert "day_over" in schemas["RecentResult"]["properties"]
     assert {"username", "recent"} <= set(schemas["Profile"]["properties"])
+
+
+def test_every_session_write_without_a_csrf_token_is_a_documented_403(user, anon):  # noqa: ANN001
+    """A browser's session cookie alone does not make a write: Django's CSRF check refuses it
+    with 403 `forbidden`, and every write that takes the cookie says so in the schema."""
+    from rest_framework.test import APIClient
+
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    browser = APIClient(enforce_csrf_checks=True)
+    browser.force_login(user)
+    writes = [
+        (method, path)
+        for path, operations in schema["paths"].items()
+        for method, op in operations.items()
+        if method in {"post", "delete"} and {"cookieAuth": []} in op.get("security", [])
+    ]
+    assert ("post", "/api/games") in writes and ("post", "/api/auth/logout") in writes
+    for method, path in writes:
+        url = path.format(game_id=1, date="2026-11-26", variant="spanish")
+        res = getattr(browser, method)(url, {}, format="json")
+        assert res.status_code == 403, (method, path, res.status_code)
+        assert res.json()["code"] == "forbidden" and "CSRF" in res.json()["detail"]
+        documented = operation(schema, method, path)["responses"]["403"]["description"]
+        assert "`forbidden`" in documented and "CSRF" in documented, (method, path)
+
+
+def test_a_degraded_health_documents_its_body(anon, monkeypatch):  # noqa: ANN001
+    from server import health
+
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    monkeypatch.setattr(health, "check_database", lambda: {"ok": False, "error": "down"})
+    body = anon.get("/api/health").json()
+    documented = operation(schema, "get", "/api/health")["responses"]["503"]
+    ref = documented["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert set(body) == set(schema["components"]["schemas"][ref]["properties"])
