@@ -1,34 +1,26 @@
 """WebSocket consumers: parse the frame, check who is asking, call a service; nothing else.
 
-A move joins the process's batch (games.move_batcher): the service applies every waiting move
-in one transaction, on PostgreSQL from the event loop (games.loop_writer), elsewhere on a
-thread (`database_sync_to_async`), and the frames are built in the same call. The mover hears
+What they ask of the database, and on which thread, is in games.socket_calls. A move joins the
+process's batch (games.move_batcher): the service applies every waiting move in one
+transaction, and the frames are built in the same call. The mover hears
 `ack` and `state` on its own socket once its batch has committed; other sockets of the game
 hear through the channel layer group, so a watcher on another server process sees the move too.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import logging
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
-from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import connection, connections
 
-from games import engine, events, selectors, services
-from games.broadcast import WireFrame, encode, game_group, send_to_game
-from games.loop_writer import LoopBatchWriter
-from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
+from games import services, socket_calls
+from games.broadcast import encode, game_group, send_to_game
+from games.move_batcher import MoveBatcher
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
-
-log = logging.getLogger(__name__)
 
 CLOSE_RATE_LIMITED = 4429
 CLOSE_NO_SUCH_PATH = 4404
@@ -228,100 +220,6 @@ def _frame_id(text_data: str | None) -> Any:
     return msg_id if _is_id(msg_id) else None
 
 
-def _load_state(game_id: int, user) -> tuple[int, int, dict] | AppError:  # noqa: ANN001
-    """A socket's state frame (at connect, or a sync); the owner's game is cached for the
-    moves that follow (services.remember)."""
-    try:
-        game = selectors.viewable_game(game_id, user)
-    except AppError as exc:
-        return exc
-    state = engine.State.from_dict(game.state)
-    if game.owner_id == user.id:
-        services.remember(game, state)
-    frame = {"t": "state", "v": game.version, "d": selectors.state_view(game, state)}
-    return game.owner_id, game.version, frame
-
-
-_pools: dict[str, ThreadPoolExecutor] = {}
-
-
-def _pool(name: str, threads: int) -> ThreadPoolExecutor:
-    pool = _pools.get(name)
-    if pool is None:
-        pool = _pools[name] = ThreadPoolExecutor(threads, thread_name_prefix=name)
-    return pool
-
-
-def _db(func, pool: str = "game-db", threads: int | None = None):  # noqa: ANN001, ANN202
-    """Run a sync database function from a consumer.
-
-    PostgreSQL serves many connections at once, so socket reads and single writes there run
-    on a pool of threads (GAME_DB_THREADS, each with its own connection); the row lock keeps
-    one game consistent. SQLite has one writer at a time, so there every call stays on the one
-    shared thread, where queuing is cheaper than lock contention.
-    """
-    if connection.vendor == "sqlite":
-        return database_sync_to_async(func)
-    executor = _pool(pool, threads or settings.GAME_DB_THREADS)
-    return database_sync_to_async(func, thread_sensitive=False, executor=executor)
-
-
-def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202
-    """Write a move batch on a thread: every batch on SQLite (or with GAME_LOOP_WRITER=0), and
-    on PostgreSQL the batches the event loop hands over. On PostgreSQL these have threads of
-    their own (GAME_BATCH_WRITERS), so a batch finds a warm connection with its prepared
-    statements; that took a fifth off a move's CPU against the shared pool. The threads are
-    looked up per batch: they may have been stopped meanwhile."""
-    return _db(write_batch, "move-batch", settings.GAME_BATCH_WRITERS)(requests)
-
-
-def shutdown_db_pool() -> None:
-    """Stop the database threads; their connections go with them (tests, clean shutdown)."""
-    while _pools:
-        _, pool = _pools.popitem()
-        for _ in range(pool._max_workers):
-            pool.submit(connections.close_all)
-        pool.shutdown(wait=True)
-
-
-def _batcher() -> MoveBatcher:
-    return batcher_for_loop(_new_batcher)
-
-
-def _new_batcher() -> MoveBatcher:
-    """On PostgreSQL batches are written from the event loop (games.loop_writer), and handed
-    to a thread only when that path cannot take them; elsewhere always on a thread."""
-    if connection.vendor != "postgresql" or not settings.GAME_LOOP_WRITER:
-        return MoveBatcher(_write_moves, settings.GAME_MOVE_BATCH, settings.GAME_BATCH_WRITERS)
-    writer = LoopBatchWriter()
-
-    async def run(requests: list[services.MoveRequest]) -> list:
-        try:
-            results = await writer.write(requests)
-        except Exception:  # noqa: BLE001 - played again on a thread, which reports per move
-            log.warning(
-                "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
-            )
-            results = [None] * len(requests)
-        handed = [i for i, result in enumerate(results) if result is None]
-        if handed:
-            again = await _write_moves([requests[i] for i in handed])
-            for i, result in zip(handed, again, strict=True):
-                results[i] = result
-        return results
-
-    return MoveBatcher(run, settings.GAME_MOVE_BATCH, settings.GAME_LOOP_BATCHES, writer.close)
-
-
-def _write(action: str, game_id: int, user, data: dict) -> tuple[int, list[WireFrame]]:  # noqa: ANN001
-    """Run one service write and build its frames, in the same worker-thread call."""
-    if action == "undo":
-        outcome = services.undo(game_id, user, data["v"])
-    else:
-        outcome = services.resign(game_id, user)
-    return outcome.game.version, events.wire_frames(outcome)
-
-
 class GameConsumer(JsonFrameConsumer):
     """`/ws/games/{id}`: the owner plays, other signed-in users watch."""
 
@@ -338,7 +236,7 @@ class GameConsumer(JsonFrameConsumer):
         state, so none falls in between (server.channel_layer.RedisLayer relies on it). No
         such game, or one this user may not watch yet: refused (`refuse_socket`)."""
         await self.subscribe(game_group(self.game_id))
-        loaded = await _db(_load_state)(self.game_id, self.user)
+        loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
         if isinstance(loaded, AppError):
             return await self.refuse_socket(loaded, msg_id)
         owner_id, self.version, frame = loaded
@@ -360,7 +258,7 @@ class GameConsumer(JsonFrameConsumer):
     async def on_sync(self, data: dict) -> None:
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
-        loaded = await _db(_load_state)(self.game_id, self.user)
+        loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
         if not isinstance(loaded, AppError):
             _, self.version, frame = loaded
             await self.send_frame(frame)
@@ -407,11 +305,13 @@ class GameConsumer(JsonFrameConsumer):
             request = services.MoveRequest(self.game_id, self.user, data["move"], data["v"])
             batcher = self.batcher
             if batcher is None:
-                batcher = self.batcher = _batcher()
+                batcher = self.batcher = socket_calls.move_batcher()
             result = await batcher.submit(request)
         else:
             try:
-                result = await _db(_write)(action, self.game_id, self.user, data)
+                result = await socket_calls.on_thread(socket_calls.write_action)(
+                    action, self.game_id, self.user, data
+                )
             except AppError as exc:
                 result = exc
         if isinstance(result, AppError):
@@ -423,15 +323,6 @@ class GameConsumer(JsonFrameConsumer):
         await self.send_texts([ack, *[frame.text for frame in frames]])
         for frame in frames:
             await send_to_game(self.game_id, frame, exclude=self.channel_name)
-
-
-def _load_board(date: str, variant: str) -> dict | AppError:
-    from games import daily, leaderboards
-
-    try:
-        return leaderboards.board_frame(daily.challenge_for(date, variant))
-    except AppError as exc:
-        return exc
 
 
 class LeaderboardConsumer(JsonFrameConsumer):
@@ -454,18 +345,15 @@ class LeaderboardConsumer(JsonFrameConsumer):
         before is in the board, so none falls in between. A date or variant that is not one,
         or a day with no challenge: refused (`refuse_socket`); the first before any group is
         named by it (a group name takes only some characters, and so many)."""
-        from games import daily, leaderboards
+        from games import leaderboards
 
-        try:  # as the board's own load checks them, in the same order
-            services.check_variant(self.variant)
-            day = daily.parse_day(self.date)
+        try:
+            day = socket_calls.board_day(self.date, self.variant)
         except AppError as exc:
-            if exc.code != "not_found":
-                return await self.refuse_socket(exc, msg_id)
-            day = dt.date.fromisoformat(self.date)  # a day not out yet: the load refuses it
+            return await self.refuse_socket(exc, msg_id)
         # The group is named by the day as written canonically (the URL may say 2026-W48-4).
         await self.subscribe(leaderboards.board_group(day.isoformat(), self.variant))
-        frame = await _db(_load_board)(self.date, self.variant)
+        frame = await socket_calls.on_thread(socket_calls.load_board)(self.date, self.variant)
         if isinstance(frame, AppError):
             return await self.refuse_socket(frame, msg_id)
         self.refusal = None
@@ -483,7 +371,7 @@ class LeaderboardConsumer(JsonFrameConsumer):
     async def on_sync(self, data: dict) -> None:
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
-        frame = await _db(_load_board)(self.date, self.variant)
+        frame = await socket_calls.on_thread(socket_calls.load_board)(self.date, self.variant)
         if not isinstance(frame, AppError):
             await self.show(frame)
 

@@ -212,6 +212,33 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
     ]
 
 
+# Your games list: the latest this many (older ones are in your profile's counts).
+LATEST_GAMES = 50
+
+
+def latest_games(user) -> list[dict]:  # noqa: ANN001
+    """`GET /api/games`: the user's latest games, newest first."""
+    games = with_last_move(
+        user.games.select_related("deal", "daily", "owner").order_by("-started_at")
+    )
+    return [game_payload(g, with_rank=False) for g in games[:LATEST_GAMES]]
+
+
+def player_named(username: str):  # noqa: ANN201
+    """The player of a profile's URL, in any case; `not_found` for none. No query for a name
+    no one can have: PostgreSQL refuses a NUL in text (it was a 500)."""
+    from django.contrib.auth import get_user_model
+
+    from server.errors import AppError
+
+    user = None
+    if "\x00" not in username and len(username) <= 150:
+        user = get_user_model().objects.filter(username__iexact=username).first()
+    if user is None:
+        raise AppError("not_found", f"No player '{username[:40]}'.")
+    return user
+
+
 def player_profile(user) -> dict[str, Any]:  # noqa: ANN001
     """Played and won per variant, daily streaks, recent ranked results: a fixed few queries."""
     from games.models import VariantRecord

@@ -167,7 +167,7 @@ def close_game_db_threads(django_db_blocker):  # noqa: ANN001, ANN201
 
     from django.db import connection
 
-    from games.consumers import shutdown_db_pool
+    from games.socket_calls import shutdown_db_pool
 
     shutdown_db_pool()
     if connection.vendor != "postgresql":

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from games import clock, consumers, engine, services, state_cache
+from games import clock, engine, services, socket_calls, state_cache
 from games.loop_writer import LoopBatchWriter, connection_params
 from games.models import DailyChallenge, Game, Move, VariantRecord
 from games.services import MoveRequest
@@ -89,7 +89,7 @@ def _on_a_loop(coroutine_factory):  # noqa: ANN001, ANN202
 
 async def _through_a_batcher(requests: list[MoveRequest]) -> list:
     """A batch as a game socket's batcher runs it (loop writer, thread fallback)."""
-    batcher = consumers._new_batcher()
+    batcher = socket_calls.new_move_batcher()
     try:
         return await batcher.run(requests)
     finally:
@@ -170,7 +170,7 @@ def test_a_writer_connection_the_database_ends_is_replaced_and_no_move_is_lost(u
             admin.execute("SELECT pg_terminate_backend(%s)", [pid])
 
     async def play() -> tuple[list, list[int]]:
-        batcher = consumers._new_batcher()
+        batcher = socket_calls.new_move_batcher()
         writer = batcher.close.__self__  # the batcher's LoopBatchWriter
         answers, pids = [], []
         move, v = legal(game)[0], 0
@@ -351,7 +351,7 @@ def test_a_game_opened_on_a_socket_plays_its_first_move_without_the_lock_query(u
     the cached path, and answers exactly as the lock path does for a twin game of the deal."""
     opened = services.start_practice(user, "spanish", 11)
     twin = services.start_practice(user, "spanish", 11)
-    consumers._load_state(opened.pk, user)  # what the socket's connect does
+    socket_calls.load_state(opened.pk, user)  # what the socket's connect does
     assert set(state_cache.states.entries_for([opened.pk, twin.pk])) == {opened.pk}
     first = legal(opened)[0]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -13,7 +12,6 @@ from rest_framework.views import APIView
 from games import clock, daily, engine, leaderboards, selectors
 from games.api import serializers as s
 from games.services import check_variant
-from server.errors import AppError
 from server.openapi import BAD_TOKEN, CHALLENGE, PAGING, SIGNED_IN, errors
 from server.query_params import whole_number
 
@@ -161,12 +159,7 @@ class UserProfileView(APIView):
         summary="A player's games per variant, daily streaks and recent results",
     )
     def get(self, request: Request, username: str) -> Response:
-        user = None
-        # No query for a name no one can have: PostgreSQL refuses a NUL in text (it was a 500).
-        if "\x00" not in username and len(username) <= 150:
-            user = get_user_model().objects.filter(username__iexact=username).first()
-        if user is None:
-            raise AppError("not_found", f"No player '{username[:40]}'.")
+        user = selectors.player_named(username)
         return Response(
             {
                 "username": user.username,

@@ -93,10 +93,7 @@ class GameListView(APIView):
         description="`rank` is null here: open a game for its rank.",
     )
     def get(self, request: Request) -> Response:
-        games = selectors.with_last_move(
-            request.user.games.select_related("deal", "daily", "owner").order_by("-started_at")
-        )
-        return Response([selectors.game_payload(g, with_rank=False) for g in games[:50]])
+        return Response(selectors.latest_games(request.user))
 
     @extend_schema(
         request=s.NewGameSerializer,

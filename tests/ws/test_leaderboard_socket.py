@@ -142,10 +142,10 @@ async def test_a_board_pushed_while_a_refused_socket_loaded_is_not_shown(user, m
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
-    from games import consumers, leaderboards
+    from games import leaderboards, socket_calls
 
     date = (clock.today() - dt.timedelta(days=3)).isoformat()
-    load = consumers._load_board
+    load = socket_calls.load_board
     layer = get_channel_layer()
 
     def pushed_meanwhile(day: str, variant: str):  # noqa: ANN202
@@ -156,7 +156,7 @@ async def test_a_board_pushed_while_a_refused_socket_loaded_is_not_shown(user, m
         )
         return load(day, variant)
 
-    monkeypatch.setattr(consumers, "_load_board", pushed_meanwhile)
+    monkeypatch.setattr(socket_calls, "load_board", pushed_meanwhile)
     comm = await connect(f"/ws/leaderboards/{date}/portuguese", user)
     err = await recv(comm)
     assert (err["t"], err["d"]["reason"]) == ("error", "not_found")

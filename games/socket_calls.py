@@ -1,0 +1,144 @@
+"""What the game and leaderboard sockets ask of the database, and where it runs.
+
+The consumers (games.consumers) read frames and answer them; the calls they make are here:
+a socket's first state and its syncs, a board, an undo or a resign on a pool of threads, and
+moves through the process's group commit (games.move_batcher), written from the event loop on
+PostgreSQL (games.loop_writer) and on a thread elsewhere.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import connection, connections
+
+from games import engine, events, selectors, services
+from games.broadcast import WireFrame
+from games.loop_writer import LoopBatchWriter
+from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
+from server.errors import AppError
+
+log = logging.getLogger(__name__)
+
+
+def load_state(game_id: int, user) -> tuple[int, int, dict] | AppError:  # noqa: ANN001
+    """A socket's state frame (at connect, or a sync); the owner's game is cached for the
+    moves that follow (services.remember)."""
+    try:
+        game = selectors.viewable_game(game_id, user)
+    except AppError as exc:
+        return exc
+    state = engine.State.from_dict(game.state)
+    if game.owner_id == user.id:
+        services.remember(game, state)
+    frame = {"t": "state", "v": game.version, "d": selectors.state_view(game, state)}
+    return game.owner_id, game.version, frame
+
+
+_pools: dict[str, ThreadPoolExecutor] = {}
+
+
+def _pool(name: str, threads: int) -> ThreadPoolExecutor:
+    pool = _pools.get(name)
+    if pool is None:
+        pool = _pools[name] = ThreadPoolExecutor(threads, thread_name_prefix=name)
+    return pool
+
+
+def on_thread(func, pool: str = "game-db", threads: int | None = None):  # noqa: ANN001, ANN202
+    """Run a sync database function from a consumer.
+
+    PostgreSQL serves many connections at once, so socket reads and single writes there run
+    on a pool of threads (GAME_DB_THREADS, each with its own connection); the row lock keeps
+    one game consistent. SQLite has one writer at a time, so there every call stays on the one
+    shared thread, where queuing is cheaper than lock contention.
+    """
+    if connection.vendor == "sqlite":
+        return database_sync_to_async(func)
+    executor = _pool(pool, threads or settings.GAME_DB_THREADS)
+    return database_sync_to_async(func, thread_sensitive=False, executor=executor)
+
+
+def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202
+    """Write a move batch on a thread: every batch on SQLite (or with GAME_LOOP_WRITER=0), and
+    on PostgreSQL the batches the event loop hands over. On PostgreSQL these have threads of
+    their own (GAME_BATCH_WRITERS), so a batch finds a warm connection with its prepared
+    statements; that took a fifth off a move's CPU against the shared pool. The threads are
+    looked up per batch: they may have been stopped meanwhile."""
+    return on_thread(write_batch, "move-batch", settings.GAME_BATCH_WRITERS)(requests)
+
+
+def shutdown_db_pool() -> None:
+    """Stop the database threads; their connections go with them (tests, clean shutdown)."""
+    while _pools:
+        _, pool = _pools.popitem()
+        for _ in range(pool._max_workers):
+            pool.submit(connections.close_all)
+        pool.shutdown(wait=True)
+
+
+def move_batcher() -> MoveBatcher:
+    """This event loop's batcher, made at its first move."""
+    return batcher_for_loop(new_move_batcher)
+
+
+def new_move_batcher() -> MoveBatcher:
+    """On PostgreSQL batches are written from the event loop (games.loop_writer), and handed
+    to a thread only when that path cannot take them; elsewhere always on a thread."""
+    if connection.vendor != "postgresql" or not settings.GAME_LOOP_WRITER:
+        return MoveBatcher(_write_moves, settings.GAME_MOVE_BATCH, settings.GAME_BATCH_WRITERS)
+    writer = LoopBatchWriter()
+
+    async def run(requests: list[services.MoveRequest]) -> list:
+        try:
+            results = await writer.write(requests)
+        except Exception:  # noqa: BLE001 - played again on a thread, which reports per move
+            log.warning(
+                "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
+            )
+            results = [None] * len(requests)
+        handed = [i for i, result in enumerate(results) if result is None]
+        if handed:
+            again = await _write_moves([requests[i] for i in handed])
+            for i, result in zip(handed, again, strict=True):
+                results[i] = result
+        return results
+
+    return MoveBatcher(run, settings.GAME_MOVE_BATCH, settings.GAME_LOOP_BATCHES, writer.close)
+
+
+def write_action(action: str, game_id: int, user, data: dict) -> tuple[int, list[WireFrame]]:  # noqa: ANN001
+    """Run one service write and build its frames, in the same worker-thread call."""
+    if action == "undo":
+        outcome = services.undo(game_id, user, data["v"])
+    else:
+        outcome = services.resign(game_id, user)
+    return outcome.game.version, events.wire_frames(outcome)
+
+
+def load_board(date: str, variant: str) -> dict | AppError:
+    from games import daily, leaderboards
+
+    try:
+        return leaderboards.board_frame(daily.challenge_for(date, variant))
+    except AppError as exc:
+        return exc
+
+
+def board_day(date: str, variant: str) -> dt.date:
+    """The day a board socket names, to name its group by, checked as the board's own load
+    checks it and in the same order; AppError for a date or variant that is not one. A day
+    whose challenge is not out yet is still a day: the load refuses it."""
+    from games import daily
+
+    services.check_variant(variant)
+    try:
+        return daily.parse_day(date)
+    except AppError as exc:
+        if exc.code != "not_found":
+            raise
+        return dt.date.fromisoformat(date)
