@@ -21,7 +21,15 @@ class CredentialsSerializer(serializers.Serializer):
         validators=[username_validator],
         error_messages={"min_length": _USERNAME_LENGTH, "max_length": _USERNAME_LENGTH},
     )
-    password = StrictCharField(max_length=128, write_only=True, trim_whitespace=False)
+    # Judged by Django's password validators once the body is read (services.register_user):
+    # a short one is `weak_password`, which says why, not `invalid`.
+    password = StrictCharField(
+        max_length=128,
+        write_only=True,
+        trim_whitespace=False,
+        help_text="At least 8 characters, not all digits, not a common password and not like "
+        "the username: else 400 `weak_password`, which says which.",
+    )
 
 
 class LoginSerializer(serializers.Serializer):

@@ -186,6 +186,7 @@ class NoSuchSocket(JsonFrameConsumer):
         await self.close(code=CLOSE_NO_SUCH_PATH)
 
 
+_ARTICLE = {"move": "A", "undo": "An"}
 _ID_TYPES = (str, int)  # a tuple made once: `str | int` builds a union on every call
 
 
@@ -297,7 +298,9 @@ class GameConsumer(JsonFrameConsumer):
             v = data.get("v")
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 return await self._refuse(
-                    data, "bad_message", f'A {action} frame needs "v": the version you saw.'
+                    data,
+                    "bad_message",
+                    f'{_ARTICLE[action]} {action} frame needs "v": the version you saw.',
                 )
         if not self.is_owner:
             return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")

@@ -11,10 +11,12 @@
   `ProjectWebSocketFactory`.
 - **A client that does not read is dropped** once more than WS_SEND_BUFFER_BYTES wait for it
   in the server (`ProjectWebSocketProtocol.sendData`).
+- **A body too large is refused from its headers** (`ProjectWebRequest.gotLength`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import struct
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 import daphne.server
 from autobahn.exception import Disconnected
 from daphne.cli import CommandLineInterface
+from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 
 from server.lean_consumer import SEND_MANY
@@ -138,13 +141,89 @@ class ProjectWebSocketFactory(WebSocketFactory):
         self.failByDrop = False
 
 
+class _Discarded:
+    """Where a refused request's body goes while its connection closes: nowhere."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def seek(self, *args: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def early_response(status: int, reason: str, code: str, detail: str) -> bytes:
+    """A whole HTTP/1.1 response with the API's error body, written straight to the socket."""
+    body = json.dumps({"code": code, "detail": detail}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+class ProjectWebRequest(WebRequest):
+    """daphne's request, refusing a body the server would refuse anyway before it arrives.
+
+    daphne reads a request's whole body (to a temporary file past 100 KB) before the
+    application sees it, so the 413 of server.middleware came only once the client had sent
+    it all: 300 MB took 9 s of upload and disk, and a Content-Length with no body behind it
+    held the connection until it timed out. The length is known with the headers: past the
+    limit, or chunked (which the API refuses with 411, its size unknown), the answer is
+    written then and the connection closed, the rest of the body unread.
+    """
+
+    # Set from MAX_REQUEST_BYTES when the server starts (ProjectServer.run); 0: no limit.
+    body_limit = 0
+    refused = False
+
+    def gotLength(self, length: int | None) -> None:  # noqa: N802 - Twisted's name
+        limit = self.body_limit
+        if not limit or (length is not None and length <= limit):
+            return super().gotLength(length)
+        if length is None:
+            answer = early_response(
+                411,
+                "Length Required",
+                "length_required",
+                "Send the body with a Content-Length, not chunked.",
+            )
+        else:
+            answer = early_response(
+                413,
+                "Content Too Large",
+                "too_large",
+                f"Request body is {length} bytes; the limit is {limit}.",
+            )
+        self.refused = True
+        self.content = _Discarded()
+        self.channel.transport.write(answer)
+        self.channel.loseConnection()
+
+    def process(self) -> Any:
+        if self.refused:
+            return None  # answered from its headers; its body, if it came, was not kept
+        return super().process()
+
+
+class ProjectHTTPFactory(HTTPFactory):
+    def buildProtocol(self, addr: Any) -> Any:  # noqa: N802 - Twisted's name
+        protocol = super().buildProtocol(addr)
+        protocol.requestFactory = ProjectWebRequest
+        return protocol
+
+
 class ProjectServer(daphne.server.Server):
     def run(self) -> None:
         from django.conf import settings  # daphne has imported the application: Django is set up
 
         ProjectWebSocketProtocol.send_buffer_limit = settings.WS_SEND_BUFFER_BYTES
-        # daphne's `run` builds its WebSocket factory from this module's name for it.
+        ProjectWebRequest.body_limit = settings.MAX_REQUEST_BYTES
+        # daphne's `run` builds its factories from this module's names for them.
         daphne.server.WebSocketFactory = ProjectWebSocketFactory
+        daphne.server.HTTPFactory = ProjectHTTPFactory
         super().run()
 
     def create_application(self, protocol: Any, scope: dict) -> Any:

@@ -6,6 +6,7 @@ consumers both turn it into their wire form, so a client sees the same codes on 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -110,7 +111,22 @@ def json_error(code: str, detail: str, status_code: int | None = None) -> JsonRe
 
 def handler400(request, exception=None):  # noqa: ANN001 - Django's handler signature
     """Refused before any view (a Host not in ALLOWED_HOSTS, a body Django cannot read)."""
-    return json_error("bad_request", "Bad request.", status.HTTP_400_BAD_REQUEST)
+    from django.core.exceptions import DisallowedHost
+
+    detail = "Bad request."
+    if isinstance(exception, DisallowedHost):
+        detail = "This server does not answer for that Host (ALLOWED_HOSTS)."
+    return json_error("bad_request", detail, status.HTTP_400_BAD_REQUEST)
+
+
+class WithoutTraceback(logging.Filter):
+    """Keeps a record's message and drops its traceback: a request for another Host is a
+    client's mistake or a scan, one line in the log, not a page of Django's frames."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        return True
 
 
 def handler403(request, exception=None):  # noqa: ANN001

@@ -11,7 +11,7 @@ disagree. A public endpoint still checks a token sent to it: a wrong one is a 40
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from server.errors import CODE_STATUS
@@ -45,6 +45,14 @@ PAGING = ("bad_request",)
 # An endpoint that reads a JSON body: a body that is not JSON, not sent as JSON, over the size
 # limit, or sent chunked (server.middleware.BodySizeLimitMiddleware).
 BODY = ("bad_json", "unsupported_media_type", "too_large", "length_required")
+
+
+def whole_number_param(name: str, low: int, high: int, description: str) -> OpenApiParameter:
+    """A query parameter read with server.query_params.whole_number: its range is in the
+    schema, so a client (or a fuzzer) knows which numbers are a 400 before it sends one."""
+    return OpenApiParameter(
+        name, {"type": "integer", "minimum": low, "maximum": high}, description=description
+    )
 
 
 def errors(*codes: str) -> dict[int, OpenApiResponse]:

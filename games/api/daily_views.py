@@ -11,20 +11,40 @@ from rest_framework.views import APIView
 
 from games import clock, daily, engine, leaderboards, selectors
 from games.api import serializers as s
+from games.models import VARIANT_IDS
 from games.services import check_variant
-from server.openapi import BAD_TOKEN, CHALLENGE, PAGING, SIGNED_IN, errors
+from server.openapi import BAD_TOKEN, CHALLENGE, PAGING, SIGNED_IN, errors, whole_number_param
 from server.query_params import whole_number
-
-PAGE_PARAMS = [
-    OpenApiParameter("page", int, description="1-based page number"),
-    OpenApiParameter(
-        "page_size", int, description=f"entries per page, at most {leaderboards.MAX_PAGE_SIZE}"
-    ),
-]
-
 
 # Far past any board (a million pages of 100), and far inside the database's 64-bit OFFSET.
 MAX_PAGE = 1_000_000
+
+PAGE_PARAMS = [
+    whole_number_param("page", 1, MAX_PAGE, "1-based page number"),
+    whole_number_param(
+        "page_size",
+        1,
+        leaderboards.MAX_PAGE_SIZE,
+        f"entries per page, at most {leaderboards.MAX_PAGE_SIZE}",
+    ),
+]
+VARIANT_PARAM = OpenApiParameter(
+    "variant",
+    {"type": "string", "enum": list(VARIANT_IDS)},
+    OpenApiParameter.PATH,
+    description="one of the five games (`GET /api/variants`)",
+)
+# A challenge's URL: its day (UTC; ISO 8601, so an ISO week date such as 2026-W48-4 names the
+# same day) and its game.
+CHALLENGE_PARAMS = [
+    OpenApiParameter(
+        "date",
+        {"type": "string", "format": "date"},
+        OpenApiParameter.PATH,
+        description="the challenge's day, YYYY-MM-DD (UTC), today or before",
+    ),
+    VARIANT_PARAM,
+]
 
 
 def paging(request: Request) -> tuple[int, int]:
@@ -81,6 +101,7 @@ class DailyListView(APIView):
 class DailyPlayView(APIView):
     @extend_schema(
         request=None,
+        parameters=CHALLENGE_PARAMS,
         responses={201: s.GameSerializer, 200: s.GameSerializer, **errors(*SIGNED_IN, *CHALLENGE)},
         summary="Start (201) or resume (200) your ranked attempt",
         description="Only today's challenge is ranked; for a past day this starts a practice "
@@ -97,6 +118,7 @@ class DailyPlayView(APIView):
 class DailyPracticeView(APIView):
     @extend_schema(
         request=None,
+        parameters=CHALLENGE_PARAMS,
         responses={201: s.GameSerializer, **errors(*SIGNED_IN, *CHALLENGE, "forbidden")},
         summary="Practise a daily deal (after your ranked attempt, or a past day)",
     )
@@ -110,7 +132,7 @@ class DailyLeaderboardView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        parameters=PAGE_PARAMS,
+        parameters=[*CHALLENGE_PARAMS, *PAGE_PARAMS],
         responses={200: s.LeaderboardSerializer, **errors(*BAD_TOKEN, *CHALLENGE, *PAGING)},
         summary="The day's ranked entries, with your own entry even when off the page",
         description="Order: won first, then more cards on the foundations, fewer moves, less "
@@ -129,7 +151,7 @@ class AllTimeLeaderboardView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        parameters=PAGE_PARAMS,
+        parameters=[VARIANT_PARAM, *PAGE_PARAMS],
         responses={
             200: inline_serializer(
                 "AllTimeBoard",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -15,7 +15,16 @@ from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
 from server.json_input import validated
-from server.openapi import BAD_TOKEN, BODY, GAME_READ, GAME_WRITE, PAGING, SIGNED_IN, errors
+from server.openapi import (
+    BAD_TOKEN,
+    BODY,
+    GAME_READ,
+    GAME_WRITE,
+    PAGING,
+    SIGNED_IN,
+    errors,
+    whole_number_param,
+)
 from server.query_params import whole_number
 
 GAME_EXAMPLE = OpenApiExample(
@@ -128,10 +137,10 @@ MAX_ROW_NUMBER = 2**31 - 1  # a move's n is a 32-bit column
 class MoveListView(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter(
-                "after", int, description="only the moves after this one (n > after); default 0"
+            whole_number_param(
+                "after", 0, MAX_ROW_NUMBER, "only the moves after this one (n > after); default 0"
             ),
-            OpenApiParameter("limit", int, description="at most this many moves; default all"),
+            whole_number_param("limit", 1, MAX_ROW_NUMBER, "at most this many moves; default all"),
         ],
         responses={200: s.MoveRowSerializer(many=True), **errors(*GAME_READ, *PAGING)},
         summary="The move history, oldest first",

@@ -292,3 +292,44 @@ def test_a_degraded_health_documents_its_body(anon, monkeypatch):  # noqa: ANN00
     documented = operation(schema, "get", "/api/health")["responses"]["503"]
     ref = documented["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
     assert set(body) == set(schema["components"]["schemas"][ref]["properties"])
+
+
+def test_each_query_numbers_range_in_the_schema_is_the_one_the_server_keeps(api, anon):  # noqa: ANN001
+    """A number at either end of the documented range is read; one past either end is a 400
+    `bad_request`: the schema's minimum and maximum are the server's own."""
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    game = api.post("/api/games", {"variant": "spanish", "deal": 3}, format="json").json()
+    urls = {
+        "/api/games/{game_id}/moves": f"/api/games/{game['id']}/moves",
+        "/api/leaderboards/{variant}": "/api/leaderboards/spanish",
+    }
+    checked = 0
+    for path, url in urls.items():
+        for param in operation(schema, "get", path)["parameters"]:
+            bounds = param["schema"]
+            if param["in"] != "query":
+                continue
+            low, high = bounds["minimum"], bounds["maximum"]
+            for value in (low, high):
+                assert api.get(url, {param["name"]: value}).status_code == 200, (url, param, value)
+            for value in (low - 1, high + 1):
+                res = api.get(url, {param["name"]: value})
+                assert res.status_code == 400 and res.json()["code"] == "bad_request", (url, value)
+            checked += 1
+    assert checked == 4
+
+
+def test_a_challenges_path_names_its_variants_and_its_day_in_the_schema(anon):  # noqa: ANN001
+    from games.models import VARIANT_IDS
+
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for method, path in [
+        ("post", "/api/daily/{date}/{variant}/play"),
+        ("post", "/api/daily/{date}/{variant}/practice"),
+        ("get", "/api/daily/{date}/{variant}/leaderboard"),
+        ("get", "/api/leaderboards/{variant}"),
+    ]:
+        params = {p["name"]: p["schema"] for p in operation(schema, method, path)["parameters"]}
+        assert params["variant"]["enum"] == list(VARIANT_IDS), path
+        if "{date}" in path:
+            assert params["date"]["format"] == "date", path

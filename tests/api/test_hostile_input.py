@@ -126,3 +126,17 @@ def test_resign_with_a_body_that_is_not_json_is_refused_and_the_game_plays_on(ap
     assert api.get(f"/api/games/{game['id']}").json()["state"]["status"] == "playing"
     res = api.post(f"/api/games/{game['id']}/resign")  # no body at all: fine
     assert res.status_code == 200 and res.json()["state"]["status"] == "resigned"
+
+
+def test_a_host_not_served_is_a_json_400_and_one_line_in_the_log(anon, caplog):  # noqa: ANN001
+    import logging
+
+    with caplog.at_level(logging.ERROR, logger="django.security.DisallowedHost"):
+        res = anon.get("/api/me", HTTP_HOST="evil.example")
+    assert res.status_code == 400
+    assert res.json() == {
+        "code": "bad_request",
+        "detail": "This server does not answer for that Host (ALLOWED_HOSTS).",
+    }
+    (record,) = [r for r in caplog.records if r.name == "django.security.DisallowedHost"]
+    assert "evil.example" in record.getMessage() and record.exc_info is None

@@ -201,6 +201,19 @@ async def test_malformed_frames_are_bad_message_and_change_nothing(user, raw):  
     await comm.disconnect()
 
 
+@pytest.mark.parametrize("action, says", [("move", "A move frame"), ("undo", "An undo frame")])
+async def test_a_write_with_no_version_says_what_it_needs(user, action, says):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await send(comm, action, {"move": "draw", "id": "x-1"})
+    err = (await recv(comm))["d"]
+    assert (
+        err["code"] == "bad_message" and err["detail"].startswith(says) and '"v"' in err["detail"]
+    )
+    await comm.disconnect()
+
+
 async def test_a_frame_that_is_not_json_is_told_where_it_fails(user):  # noqa: ANN001
     """NaN is not JSON: the refusal says so and where, not only that frames are objects."""
     game = await practice(user)

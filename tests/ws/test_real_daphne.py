@@ -171,3 +171,59 @@ def test_default_rate_limit_spares_a_fast_bot_and_closes_a_flood_4429(server):  
                 codes.append(frame["d"]["code"] if frame["t"] == "error" else frame["t"])
     assert info.value.rcvd is not None and info.value.rcvd.code == 4429
     assert "pong" in codes and "rate_limited" in codes
+
+
+def _raw_request(server, head: str, body: bytes = b"") -> tuple[bytes, float]:  # noqa: ANN001
+    """Send a request's head (and what body is given) on a raw socket; what comes back before
+    the server closes it, and how long that took."""
+    import socket
+    import time
+
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(head.encode("ascii") + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer, time.monotonic() - started
+
+
+@pytest.mark.parametrize("path", ["/api/games", "/api/auth/register", "/"])
+def test_a_body_over_the_limit_is_refused_from_its_headers(server, path):  # noqa: ANN001
+    """A Content-Length of a gigabyte with no body behind it: answered at once with the API's
+    413, the connection closed, not held until the client has sent (or given up on) it all."""
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 1000000000\r\n\r\n"
+    )
+    answer, took = _raw_request(server, head, b"{" * 1000)
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line == b"HTTP/1.1 413 Content Too Large", answer[:200]
+    body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
+    assert body == {
+        "code": "too_large",
+        "detail": "Request body is 1000000000 bytes; the limit is 65536.",
+    }
+    assert took < 5
+
+
+def test_a_chunked_body_is_refused_from_its_headers(server):  # noqa: ANN001
+    head = (
+        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n"
+    )
+    answer, _ = _raw_request(server, head, b"10\r\n" + b"x" * 16 + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 411 Length Required\r\n"), answer[:200]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == "length_required"
+
+
+def test_a_body_at_the_limit_still_reaches_the_api(server):  # noqa: ANN001
+    """65,536 bytes is read and answered by the API itself (here: not signed in)."""
+    body = b'{"variant": "spanish", "pad": "' + b"x" * (65536 - 33) + b'"}'
+    assert len(body) == 65536
+    head = (
+        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    answer, _ = _raw_request(server, head, body)
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
