@@ -172,14 +172,18 @@ def viewable_game(game_id: int, user) -> Game:  # noqa: ANN001
     return game
 
 
-# A game with no move (nor start) for this long is left, not live: the live list showed games
-# abandoned days before at move 0, first of all on PostgreSQL (its DESC order puts NULLs first).
+# A game with no move for this long is left, not live: the live list showed games abandoned
+# days before at move 0, first of all on PostgreSQL (its DESC order puts NULLs first).
 LIVE_WINDOW = dt.timedelta(minutes=30)
+# A game not played at all is live only this long after it starts: a player who opened a few
+# deals to look at them filled the list with games at move 0, nothing to watch.
+UNPLAYED_WINDOW = dt.timedelta(minutes=5)
 
 
 def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
     """Games in progress that this user may watch, most recently played first."""
     today = clock.today()
+    now = timezone.now()
     done_dailies = (
         Game.objects.filter(owner=user, ranked=True)
         .exclude(status=Game.Status.PLAYING)
@@ -195,7 +199,10 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
             | Q(daily__date=today, daily_id__in=done_dailies)
         )
         .annotate(active_at=Coalesce("last_move_at", "started_at"))
-        .filter(active_at__gte=timezone.now() - LIVE_WINDOW)
+        .filter(
+            Q(version__gt=0, active_at__gte=now - LIVE_WINDOW)
+            | Q(version=0, started_at__gte=now - UNPLAYED_WINDOW)
+        )
         .select_related("deal", "daily", "owner")
         .order_by("-active_at", "-pk")[:limit]
     )

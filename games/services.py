@@ -526,12 +526,12 @@ def _apply_batch(
         later[request.game_id] -= 1
         game = games.get(request.game_id)
         try:
-            _check_move_text(request.move)
             _check_owner(game, request.game_id, request.user)
         except AppError as exc:
             results.append(exc)
             continue
         try:
+            _check_move_text(request.move)
             outcome = _apply(game, request.move, request.v, now)
         except AppError as exc:
             exc.extra.setdefault("v", game.version)  # as locked_game does

@@ -24,14 +24,19 @@ class NewGameSerializer(serializers.Serializer):
     )
 
 
+# A version is a 64-bit number, as on the socket, where a larger one is not read at all
+# (`bad_message`): over REST it is `invalid` too, not a stale version.
+MAX_VERSION = 2**63 - 1
+
+
 class MoveRequestSerializer(serializers.Serializer):
     # Blank passes through to the rules, which refuse it as `illegal_move`, as over WebSocket.
     move = StrictCharField(max_length=16, trim_whitespace=False, allow_blank=True)
-    v = StrictIntegerField(min_value=0)
+    v = StrictIntegerField(min_value=0, max_value=MAX_VERSION)
 
 
 class UndoRequestSerializer(serializers.Serializer):
-    v = StrictIntegerField(min_value=0)
+    v = StrictIntegerField(min_value=0, max_value=MAX_VERSION)
 
 
 class StockSerializer(serializers.Serializer):

@@ -194,8 +194,9 @@ class LiveGamesView(APIView):
     @extend_schema(
         responses={200: s.LiveGameSerializer(many=True), **errors(*SIGNED_IN)},
         summary="Games in progress that you may watch",
-        description="Other players' games that are still playing and were played (or started) "
-        "in the last 30 minutes, most recently played first; at most 50.",
+        description="Other players' games that are still playing and were played in the last "
+        "30 minutes, or started in the last 5 and not played yet; most recently played first, "
+        "at most 50.",
     )
     def get(self, request: Request) -> Response:
         return Response(selectors.live_games(request.user))

@@ -295,9 +295,10 @@ def test_live_games_lists_only_games_open_to_watch_and_to_play(api, other_api, m
 
 
 def test_live_games_are_the_recently_played_most_recent_first(api, other_api):  # noqa: ANN001
-    """A game nobody has touched for half an hour is left, not live; the list leads with the
-    game played last (a game with no move yet ranks by its start: on PostgreSQL a descending
-    order put those first, however old)."""
+    """A game nobody has touched for half an hour is left, not live, and one never played is
+    live for five minutes after it starts; the list leads with the game played last (a game
+    with no move yet ranks by its start: on PostgreSQL a descending order put those first,
+    however old)."""
     import datetime as dt
 
     from django.utils import timezone
@@ -306,13 +307,20 @@ def test_live_games_are_the_recently_played_most_recent_first(api, other_api):  
         return other_api.post("/api/games", {"variant": variant}, format="json").json()["id"]
 
     left, started, played = new("countess"), new("spanish"), new("portuguese")
+    opened, paused = new("barricade"), new("chinese_freecell")
     now = timezone.now()
     Game.objects.filter(pk=left).update(started_at=now - dt.timedelta(hours=5))
-    Game.objects.filter(pk=started).update(started_at=now - dt.timedelta(minutes=10))
+    Game.objects.filter(pk=started).update(started_at=now - dt.timedelta(minutes=4))
+    Game.objects.filter(pk=opened).update(started_at=now - dt.timedelta(minutes=6))
     Game.objects.filter(pk=played).update(
         started_at=now - dt.timedelta(hours=2), last_move_at=now - dt.timedelta(minutes=1)
     )
-    assert [g["id"] for g in api.get("/api/games/live").json()] == [played, started]
+    Game.objects.filter(pk=paused).update(
+        started_at=now - dt.timedelta(hours=1), last_move_at=now - dt.timedelta(minutes=20)
+    )
+    for pk in (played, paused):
+        Game.objects.filter(pk=pk).update(version=3)
+    assert [g["id"] for g in api.get("/api/games/live").json()] == [played, started, paused]
 
 
 def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # noqa: ANN001

@@ -111,7 +111,23 @@ def test_an_empty_move_is_illegal_over_rest_as_over_the_socket(api):  # noqa: AN
     for move in ("", " "):
         res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
         assert_json_error(res, 400, "illegal_move")
+        assert res.json()["v"] == 0  # as every refused move says the version it found
     assert api.get(f"/api/games/{game['id']}").json()["v"] == 0
+
+
+@pytest.mark.parametrize("action", ["moves", "undo"])
+def test_a_version_past_64_bits_is_invalid_not_stale(api, action):  # noqa: ANN001
+    """As on the socket, where such a number is not read: the client sent a number no game
+    reaches, which no sync would mend."""
+    game = new_game(api)
+    for v in (2**63, 10**30):
+        res = api.post(f"/api/games/{game['id']}/{action}", {"move": "draw", "v": v}, format="json")
+        assert_json_error(res, 400, "invalid")
+        assert "v" in res.json()["fields"]
+    res = api.post(
+        f"/api/games/{game['id']}/{action}", {"move": "draw", "v": 2**63 - 1}, format="json"
+    )
+    assert res.status_code == 409 and res.json()["code"] == "stale_version"
 
 
 def test_a_null_deal_is_a_random_one_as_a_missing_one_is(api):  # noqa: ANN001

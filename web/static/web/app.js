@@ -6,6 +6,8 @@
 //   #/daily/{variant}  today's ranked attempt, with the live leaderboard beside it
 //   #/play/{id}        a game (yours: play it; someone else's: watch it)
 //   #/watch/{id}       a game, read-only
+//   #/players/{name}   a player's profile: games, daily results, recent ranked attempts
+//   #/leaderboards/{variant}?page=N   the all-time board of one game
 //
 // Everything goes through the public API (api.js, socket.js); nothing here is private to
 // this server, so the client doubles as the reference for anyone writing another one.
@@ -13,6 +15,7 @@
 import { ApiError, get, post } from "./api.js";
 import { GameView } from "./game.js";
 import { Leaderboard } from "./leaderboard.js";
+import { profileLink, renderAllTime, renderProfile } from "./players.js";
 import { formatSeconds, h, modal, plural, statusText, toast } from "./ui.js";
 
 const app = {
@@ -85,7 +88,7 @@ async function route() {
   const parts = hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean);
   const [name, arg] = parts;
   document.querySelectorAll("nav a").forEach((a) => {
-    a.classList.toggle("active", a.getAttribute("href") === `#/${name || ""}`);
+    a.classList.toggle("active", a.getAttribute("href").split("/")[1] === (name || ""));
   });
   const token = (route.token = {});
   main.replaceChildren(h("p", { class: "muted loading" }, "Loading…"));
@@ -100,6 +103,8 @@ async function route() {
     if (name === "practice") return await practiceView(token);
     if (name === "daily" && arg) return await dailyView(arg, token);
     if ((name === "play" || name === "watch") && /^[1-9][0-9]*$/.test(arg || "")) return await gameView(Number(arg), name === "watch", token);
+    if (name === "players" && arg) return await playerView(decodeURIComponent(arg), token);
+    if (name === "leaderboards") return await allTimeView(arg, token);
     setView(null, h("section", { class: "panel" }, h("h2", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
@@ -150,6 +155,9 @@ async function signinView() {
     e.preventDefault();
     err.replaceChildren();
     submit.disabled = true;
+    const label = submit.textContent;
+    // Hashing a password takes the server a moment: say that something is happening.
+    submit.textContent = mode === "signup" ? "Creating account…" : "Signing in…";
     const body = { username: user.value.trim(), password: pass.value };
     try {
       if (mode === "signup") await post("/api/auth/register", body);
@@ -163,8 +171,11 @@ async function signinView() {
       err.replaceChildren(errorBox(ex)); // its detail names each field that was refused
     } finally {
       submit.disabled = false;
+      submit.textContent = label;
     }
   });
+  // The header's "Sign in" link leads here: on this page it is the form itself.
+  if (!app.me) userBox.replaceChildren();
   setView(null, h("div", { class: "center" },
     h("section", { class: "intro" },
       h("h1", {}, "Solitaire Arena"),
@@ -199,9 +210,9 @@ async function lobbyView(token) {
     // `played` counts every game started, practice included; a streak is of days with a
     // ranked attempt played (finished, or open when its day ended).
     // The name leads: on a phone the header has no room for it.
-    const parts = [app.me.username, plural(st.played, "game"), `${st.won} won`];
+    const parts = [plural(st.played, "game"), `${st.won} won`];
     if (st.best_streak) parts.push(`daily streak ${st.current_streak} (best ${st.best_streak})`);
-    statsEl.textContent = parts.join(" · ");
+    statsEl.replaceChildren(profileLink(app.me.username), ` · ${parts.join(" · ")}`);
   };
   showStats();
   let timer = null;
@@ -286,6 +297,23 @@ async function lobbyView(token) {
     loadLive();
     if (failed.size) load([...failed]);
   }, 10000);
+}
+
+// ---- players ------------------------------------------------------------------------------
+
+async function playerView(username, token) {
+  const root = h("div", {});
+  const vs = await variants();
+  await renderProfile(root, username, { variants: vs, me: app.me });
+  if (route.token === token) setView(null, root);
+}
+
+async function allTimeView(variantId, token) {
+  const vs = await variants();
+  const page = Number(new URLSearchParams(location.hash.split("?")[1] || "").get("page")) || 1;
+  const root = h("div", {});
+  await renderAllTime(root, variantId || vs[0].id, Math.max(1, Math.floor(page)), { variants: vs, me: app.me });
+  if (route.token === token) setView(null, root);
 }
 
 // ---- practice -----------------------------------------------------------------------------

@@ -23,6 +23,12 @@ export function cardNames(text) {
   return text.replace(/\b([A2-9TJQK])([SHDC])\b/g, (code) => cardName(code));
 }
 
+// A refusal as a player reads it: card names spelled out, and without the rule's number in
+// RULES.md ("(P2)"), which an API client may look up but a player has no use for.
+export function refusalText(text) {
+  return cardNames(text).replace(/\s*\([A-Z]{1,3}\d{1,2}[a-z]?\)/g, "");
+}
+
 export function isRed(code) {
   return code[1] === "D" || code[1] === "H";
 }

@@ -9,7 +9,7 @@
 // did not land (the version did not move) is sent again with the same version, which the
 // server can never apply twice.
 
-import { applyMove, cardNames, describeMove, parseMove } from "./cards.js";
+import { applyMove, describeMove, parseMove, refusalText } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
@@ -397,7 +397,7 @@ export class GameView {
       clearTimeout(this.flightTimer);
       this.queue = []; // later input was aimed at a screen that is being rolled back
     }
-    const detail = cardNames(d.detail || d.code || "The server refused that.");
+    const detail = refusalText(d.detail || d.code || "The server refused that.");
     this.message(detail, "error");
     this.render({ flash: mine && f.kind === "move" ? parseMove(f.move)?.from : null });
     if (d.code === "stale_version" || d.code === "game_over" || (typeof d.v === "number" && d.v !== this.server.v)) {

@@ -50,7 +50,10 @@ export class Leaderboard {
       },
       onstatus: (status) => {
         this.connEl.dataset.state = status;
-        this.connEl.textContent = status === "open" ? "live" : status === "closed" ? "offline" : "…";
+        // As the game's pill says it: a board that stopped updating says so, not just "…".
+        this.connEl.textContent = {
+          open: "live", connecting: "connecting…", waiting: "offline · reconnecting", closed: "offline",
+        }[status] || status;
       },
     });
   }

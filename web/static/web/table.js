@@ -14,6 +14,15 @@ import {
 } from "./cards.js";
 
 const DRAG_THRESHOLD = 6;
+const MAX_COLW = 120; // a card's widest (a large screen)
+const MIN_FIT_COLW = 48; // the narrowest a card gets to keep a long pile on screen
+const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep their size early on
+
+// The closest a tableau card may lie on the one before it: the corner's rank and suit (its
+// font-size is max(12px, 30 % of the width), style.css), its top offset and a 2px gap.
+function leastFan(colw) {
+  return Math.ceil(colw * 1.4 * 0.02 + Math.max(12, colw * 0.3) + 2);
+}
 const DOUBLE_TAP_MS = 350;
 
 export class Table {
@@ -47,10 +56,13 @@ export class Table {
     root.addEventListener("contextmenu", this._ctx);
     this.resizer = new ResizeObserver(() => this.layout());
     this.resizer.observe(root);
+    this._resize = () => this.layout(); // a window made shorter: the table's width stays
+    window.addEventListener("resize", this._resize);
   }
 
   destroy() {
     this.resizer.disconnect();
+    window.removeEventListener("resize", this._resize);
     this.cancelDrag();
     this.root.removeEventListener("pointerdown", this._down);
     this.root.removeEventListener("pointermove", this._move);
@@ -95,7 +107,10 @@ export class Table {
   }
 
   // Column width from the space we have: all tableau piles in one row when they stay
-  // readable, else in two rows (phones).
+  // readable, else in two rows (phones). In one row the height counts too: on a wide, short
+  // screen (a laptop) the cards shrink until the longest pile, fanned as close as its corners
+  // allow, ends on screen, down to MIN_FIT_COLW; so its last card, the one that plays, stays
+  // in reach without scrolling. Two rows (phones) scroll instead: they would get too small.
   layout() {
     const width = this.root.clientWidth;
     if (!width) return;
@@ -104,33 +119,65 @@ export class Table {
     const room = width - 2 * gap; // inside the table's padding (var(--gap)): cards stay off its edge
     let cols = n;
     if ((room - (n - 1) * gap) / n < 46) cols = Math.ceil(n / 2);
-    const colw = Math.max(34, Math.min(96, Math.floor((room - (cols - 1) * gap) / cols)));
-    // The top row (stock, waste, cells, foundations) in one line if it fits, else two.
+    let colw = Math.max(34, Math.min(MAX_COLW, Math.floor((room - (cols - 1) * gap) / cols)));
     const p = this.variant.piles;
     const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
-    const spacer = slots < cols ? 0 : gap * 2;
-    let topw = Math.floor((width - (slots - 1) * gap - spacer) / slots);
-    if (topw < 40) topw = Math.floor((width - Math.ceil(slots / 2) * gap - spacer) / Math.ceil(slots / 2));
-    topw = Math.max(34, Math.min(colw, topw));
-    // On two lines, the foundations take a line of their own when each group fits on one at
-    // nearly the same size: else the first foundation stayed beside the cells (Chinese
-    // FreeCell on a phone) and the others wrapped below it.
-    const inner = width - 2 * gap; // inside the table's padding
-    const most = Math.max(slots - p.foundations, p.foundations);
-    const fit = Math.floor((inner - (most - 1) * gap) / most);
-    const split = slots * (topw + gap) - gap > inner && fit >= topw * 0.9;
-    if (split) topw = Math.min(topw, fit);
-    this.root.classList.toggle("top-split", split);
-    this.root.style.setProperty("--topw", `${topw}px`);
+    const captions = Boolean(p.stock || p.waste);
+    let top = this.topRow(width, gap, slots, colw);
+    if (cols === n) {
+      const avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
+      const longest = Math.max(FIT_AT_LEAST, ...this.pileLengths());
+      const height = (c, t) =>
+        2 * gap + t.lines * (t.topw * 1.4) + (t.lines - 1) * gap + (captions ? 2 * gap + 12 + (t.lines - 1) * 12 : 2 * gap)
+        + c * 1.4 + (longest - 1) * leastFan(c);
+      while (colw > MIN_FIT_COLW && height(colw, top) > avail) {
+        colw -= 2;
+        top = this.topRow(width, gap, slots, colw);
+      }
+      this.room = avail - (height(colw, top) - colw * 1.4 - (longest - 1) * leastFan(colw)) - 2;
+    } else {
+      this.room = 0;
+    }
+    this.root.classList.toggle("top-split", top.split);
+    this.root.style.setProperty("--topw", `${top.topw}px`);
+    this.root.style.setProperty("--topmax", top.balance ? `${top.balance}px` : "none");
     this.root.style.setProperty("--cols", String(cols));
     this.root.style.setProperty("--colw", `${colw}px`);
     this.root.style.setProperty("--gap", `${gap}px`);
     this.root.classList.toggle("compact", colw < 58);
     this.root.classList.toggle("two-rows", cols < n);
-    this.root.classList.toggle("has-stock", Boolean(p.stock || p.waste)); // room for captions
+    this.root.classList.toggle("has-stock", captions); // room for captions
     this.colw = colw;
     this.rows = cols < n ? 2 : 1;
     this.fanPiles();
+  }
+
+  // The top row (stock, waste, cells, foundations): its card width, and whether it takes
+  // two lines. On two lines, the foundations take a line of their own when each group fits
+  // on one at nearly the same size: else the first foundation stayed beside the cells
+  // (Chinese FreeCell on a phone) and the others wrapped below it.
+  topRow(width, gap, slots, colw) {
+    const p = this.variant.piles;
+    const spacer = slots < this.variant.piles.tableau ? 0 : gap * 2;
+    let topw = Math.floor((width - (slots - 1) * gap - spacer) / slots);
+    if (topw < 40) topw = Math.floor((width - Math.ceil(slots / 2) * gap - spacer) / Math.ceil(slots / 2));
+    topw = Math.max(34, Math.min(colw, topw));
+    const inner = width - 2 * gap; // inside the table's padding
+    const most = Math.max(slots - p.foundations, p.foundations);
+    const fit = Math.floor((inner - (most - 1) * gap) / most);
+    const split = slots * (topw + gap) - gap > inner && fit >= topw * 0.9;
+    if (split) topw = Math.min(topw, fit);
+    const lines = split || slots * (topw + gap) - gap > inner ? 2 : 1;
+    // Two lines with no split (Barricade A on a phone: the stock and eight foundations): as
+    // many on each, not six over three.
+    const per = Math.ceil(slots / 2);
+    const balance = lines === 2 && !split ? per * (topw + gap) - gap : 0;
+    return { topw, split, lines, balance };
+  }
+
+  pileLengths() {
+    if (!this.state) return [];
+    return [...this.piles.keys()].filter((id) => id[0] === "t").map((id) => pileCards(this.state, id).length);
   }
 
   // How far each tableau card shows under the next: a little more than its corner, closer
@@ -139,10 +186,9 @@ export class Table {
   fanPiles() {
     if (!this.colw || !this.state) return;
     const ch = this.colw * 1.4;
-    const corner = Math.max(12, this.colw * 0.3); // .card .corner's font-size (style.css)
-    const least = Math.ceil(ch * 0.02 + corner + 2); // its top, its height, a gap
+    const least = leastFan(this.colw);
     const base = Math.max(least, Math.round(this.colw * 0.36));
-    const room = Math.max(ch * 2, window.innerHeight * (this.rows > 1 ? 0.36 : 0.56));
+    const room = Math.max(ch * 2, this.room || window.innerHeight * (this.rows > 1 ? 0.36 : 0.56));
     for (const [id, pile] of this.piles) {
       if (id[0] !== "t") continue;
       const count = pileCards(this.state, id).length;
@@ -163,7 +209,7 @@ export class Table {
     }
     this.root.classList.toggle("read-only", this.readOnly);
     this.root.classList.toggle("finished", state.status !== "playing");
-    this.fanPiles();
+    this.layout(); // a longer pile may need smaller cards
     this.highlight();
     if (flash) this.flash(flash);
   }
@@ -175,7 +221,10 @@ export class Table {
     if (id === "stock") {
       count = state.stock.count;
       if (state.stock.top) {
-        pile.append(cardElement(state.stock.top, 0));
+        // A face-up stock (Barricade A) shows the edge of the cards under its top one.
+        const top = cardElement(state.stock.top, 0);
+        top.classList.toggle("stacked", count > 1);
+        pile.append(top);
       } else if (count > 0) {
         pile.append(backElement(`Stock, ${count} face-down cards`));
       }

@@ -1,0 +1,94 @@
+// Players: a profile (GET /api/users/{name}) and the all-time boards
+// (GET /api/leaderboards/{variant}). Both are plain reads of the public API.
+
+import { get } from "./api.js";
+import { formatSeconds, h, plural, statusText } from "./ui.js";
+
+const PAGE_SIZE = 20;
+
+export function profileLink(username, text = username) {
+  return h("a", { href: `#/players/${encodeURIComponent(username)}`, "data-testid": "profile-link" }, text);
+}
+
+// A par ratio as players read it: 100 % matched the solver's line (a win in par moves, or as
+// many cards home as the solver on a deal it could not win); above 100 % beat it.
+function ratioText(ratio) {
+  return ratio ? `${Math.round(ratio * 100)} %` : "–";
+}
+
+function variantName(variants, id) {
+  return (variants.find((v) => v.id === id) || {}).name || id;
+}
+
+function table(testid, head, rows, empty) {
+  return h("table", { class: "records", "data-testid": testid },
+    h("thead", {}, h("tr", {}, head.map((th) => h("th", {}, th)))),
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: head.length, class: "muted" }, empty))));
+}
+
+export async function renderProfile(root, username, { variants, me }) {
+  const p = await get(`/api/users/${encodeURIComponent(username)}`);
+  const isMe = me && me.username.toLowerCase() === p.username.toLowerCase();
+  const joined = new Date(p.date_joined).toISOString().slice(0, 10);
+  const summary = [plural(p.played, "game"), `${p.won} won`];
+  if (p.best_streak) summary.push(`daily streak ${p.current_streak} (best ${p.best_streak})`);
+  const order = variants.map((v) => v.id);
+  const games = order.filter((id) => p.variants[id]).map((id) => h("tr", {},
+    h("td", {}, variantName(variants, id)),
+    h("td", {}, String(p.variants[id].played)),
+    h("td", {}, String(p.variants[id].won))));
+  const daily = order.filter((id) => p.daily[id]).map((id) => {
+    const d = p.daily[id];
+    return h("tr", {},
+      h("td", {}, h("a", { href: `#/leaderboards/${id}` }, variantName(variants, id))),
+      h("td", {}, String(d.played)),
+      h("td", {}, String(d.wins)),
+      h("td", {}, ratioText(d.best_par_ratio)),
+      h("td", {}, String(d.current_streak)),
+      h("td", {}, String(d.best_streak)));
+  });
+  const recent = p.recent.map((r) => h("tr", { "data-testid": "recent-row" },
+    h("td", { class: "nowrap" }, r.date),
+    h("td", {}, h("a", { href: isMe ? `#/play/${r.game_id}` : `#/watch/${r.game_id}` }, variantName(variants, r.variant))),
+    h("td", {}, r.status === "won" ? "Won \u2713" : r.day_over ? "Open at day's end" : statusText(r.status)),
+    h("td", {}, String(r.foundation_cards)),
+    h("td", {}, String(r.moves)),
+    h("td", {}, formatSeconds(r.seconds))));
+  root.replaceChildren(h("section", { class: "panel profile", "data-testid": "profile", "data-username": p.username },
+    h("div", { class: "section-head" },
+      h("h2", {}, p.username, isMe ? h("span", { class: "tag" }, "you") : null),
+      h("span", { class: "muted small" }, `joined ${joined}`)),
+    h("p", { "data-testid": "profile-summary" }, summary.join(" · ")),
+    h("div", { class: "columns" },
+      h("div", {}, h("h3", {}, "Games"), table("profile-games", ["Game", "Played", "Won"], games, "No games yet.")),
+      h("div", {}, h("h3", {}, "Daily challenges"),
+        table("profile-daily", ["Game", "Played", "Won", "Best par", "Streak", "Best"], daily, "No ranked attempt yet."))),
+    h("h3", {}, "Recent ranked attempts"),
+    table("profile-recent", ["Day", "Game", "Result", "Cards", "Moves", "Time"], recent, "None yet.")));
+}
+
+export async function renderAllTime(root, variantId, page, { variants, me }) {
+  const variant = variants.find((v) => v.id === variantId) || variants[0];
+  const board = await get(`/api/leaderboards/${variant.id}?page=${page}&page_size=${PAGE_SIZE}`);
+  const pages = Math.max(1, Math.ceil(board.total / board.page_size));
+  const tabs = h("nav", { class: "tabs", "aria-label": "Games" }, variants.map((v) => h("a", {
+    href: `#/leaderboards/${v.id}`, class: v.id === variant.id ? "active" : "", "aria-current": v.id === variant.id ? "page" : null,
+  }, v.name)));
+  const rows = board.entries.map((e) => h("tr", { class: me && e.username === me.username ? "me" : "", "data-testid": "alltime-row", "data-username": e.username },
+    h("td", {}, String(e.rank)),
+    h("td", { class: "who" }, profileLink(e.username)),
+    h("td", {}, String(e.wins)),
+    h("td", {}, String(e.played)),
+    h("td", {}, ratioText(e.best_par_ratio)),
+    h("td", {}, String(e.longest_streak))));
+  const link = (n, text) => (n >= 1 && n <= pages
+    ? h("a", { class: "button small", href: `#/leaderboards/${variant.id}?page=${n}` }, text)
+    : h("span", { class: "button small disabled", "aria-disabled": "true" }, text));
+  root.replaceChildren(h("section", { class: "panel", "data-testid": "alltime" },
+    h("div", { class: "section-head" }, h("h2", {}, "All-time leaderboards"), h("span", { class: "muted small" }, plural(board.total, "player"))),
+    tabs,
+    h("p", { class: "muted small" }, `${variant.name}: daily challenges won, then the best par ratio (100 % matched the solver's line), then the longest streak of days played.`),
+    h("div", { class: "leaderboard flat" },
+      table("alltime-board", ["#", "Player", "Wins", "Played", "Best par", "Longest streak"], rows, "Nobody has played a ranked attempt yet.")),
+    pages > 1 ? h("p", { class: "row pager" }, link(board.page - 1, "\u2190 Previous"), h("span", { class: "muted small" }, `page ${board.page} of ${pages}`), link(board.page + 1, "Next \u2192")) : null));
+}
