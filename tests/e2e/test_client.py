@@ -41,6 +41,12 @@ SUIT_NAMES = {"C": "Clubs", "D": "Diamonds", "H": "Hearts", "S": "Spades"}
 
 
 # The top row of the table: piles sticking out of it, and the foundations' lines.
+# How many tableau cards have their corner (rank and suit) covered by the card on them.
+COVERED_CORNERS_JS = """() => [...document.querySelectorAll('[data-testid=table] .tableau-pile')]
+  .flatMap(p => { const cards = [...p.querySelectorAll('.card')];
+    return cards.slice(0, -1).filter((c, i) =>
+      c.querySelector('.corner').getBoundingClientRect().bottom
+        > cards[i + 1].getBoundingClientRect().top + 1); }).length"""
 TOP_ROW_JS = """() => {
   const table = document.querySelector('[data-testid=table]').getBoundingClientRect();
   const piles = [...document.querySelectorAll('[data-testid=table] .top .pile')];
@@ -532,13 +538,7 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{variant} is {overflow}px wider than the {viewport_name} screen"
         # Every tableau card's corner (rank and suit) is on screen and not covered.
-        hidden = page.evaluate(
-            """() => [...document.querySelectorAll('[data-testid=table] .tableau-pile')]
-                 .flatMap(p => { const cards = [...p.querySelectorAll('.card')];
-                   return cards.slice(0, -1).filter((c, i) =>
-                     c.querySelector('.corner').getBoundingClientRect().bottom
-                       > cards[i + 1].getBoundingClientRect().top + 1); }).length"""
-        )
+        hidden = page.evaluate(COVERED_CORNERS_JS)
         assert hidden == 0, f"{hidden} card corners of {variant} are covered"
         # Every pile of the top row is inside the table, and the foundations are not split
         # over two lines while one line could hold them all (Chinese FreeCell on a phone).
@@ -754,13 +754,7 @@ def test_a_long_pile_ends_on_a_laptop_screen(open_page, server: Server) -> None:
                  .map(c => c ? c.getBoundingClientRect().bottom : 0))"""
     )
     assert bottom <= 768, f"the longest pile ends {bottom - 768:.0f}px below the screen"
-    covered = page.evaluate(
-        """() => [...document.querySelectorAll('[data-testid=table] .tableau-pile')]
-             .flatMap(p => { const cards = [...p.querySelectorAll('.card')];
-               return cards.slice(0, -1).filter((c, i) =>
-                 c.querySelector('.corner').getBoundingClientRect().bottom
-                   > cards[i + 1].getBoundingClientRect().top + 1); }).length"""
-    )
+    covered = page.evaluate(COVERED_CORNERS_JS)
     assert covered == 0
     shot(page, "19-long-pile-laptop", full_page=False)
 
