@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
+from django.contrib import admin
 from django.contrib.auth import authenticate, login, logout
+from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
@@ -40,6 +44,23 @@ class AuthThrottle(SimpleRateThrottle):
 
     def get_cache_key(self, request: Request, view: APIView) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+def throttled_admin_login(request: HttpRequest, **kwargs: object) -> HttpResponse:
+    """The admin's sign-in page, under the API's per-address limit on guessing: unlimited,
+    it was the way round it, to the accounts most worth guessing (staff)."""
+    if request.method == "POST":
+        throttle = AuthThrottle()
+        if not throttle.allow_request(request, None):
+            wait = math.ceil(throttle.wait() or 1)
+            response = HttpResponse(
+                f"Too many sign-in attempts: try again in {wait} s.",
+                status=429,
+                content_type="text/plain; charset=utf-8",
+            )
+            response["Retry-After"] = str(wait)
+            return response
+    return admin.site.login(request, **kwargs)
 
 
 def _authenticate(request: Request) -> object:

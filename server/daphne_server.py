@@ -141,11 +141,24 @@ class ProjectWebSocketFactory(WebSocketFactory):
         self.failByDrop = False
 
 
+# A refused body is read and dropped for up to this many bytes or seconds before the
+# connection closes: a client still sending when the server closes would get a reset (a
+# "broken pipe" where urllib sent 5 MB) instead of its 413, which the kernel may discard.
+LINGER_BYTES = 8 * 1024 * 1024
+LINGER_SECONDS = 2.0
+
+
 class _Discarded:
-    """Where a refused request's body goes while its connection closes: nowhere."""
+    """Where a refused request's body goes while its connection closes: nowhere, counted."""
+
+    def __init__(self, on_full: Any) -> None:
+        self.seen = 0
+        self.on_full = on_full
 
     def write(self, data: bytes) -> None:
-        pass
+        self.seen += len(data)
+        if self.seen > LINGER_BYTES:
+            self.on_full()
 
     def seek(self, *args: Any) -> None:
         pass
@@ -154,14 +167,15 @@ class _Discarded:
         pass
 
 
-def early_response(status: int, reason: str, code: str, detail: str) -> bytes:
-    """A whole HTTP/1.1 response with the API's error body, written straight to the socket."""
+def early_response(status: int, reason: str, code: str, detail: str, head_only: bool) -> bytes:
+    """A whole HTTP/1.1 response with the API's error body, written straight to the socket
+    (the headers alone to a HEAD)."""
     body = json.dumps({"code": code, "detail": detail}).encode()
     head = (
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
-    return head.encode("ascii") + body
+    return head.encode("ascii") + (b"" if head_only else body)
 
 
 class ProjectWebRequest(WebRequest):
@@ -171,41 +185,64 @@ class ProjectWebRequest(WebRequest):
     application sees it, so the 413 of server.middleware came only once the client had sent
     it all: 300 MB took 9 s of upload and disk, and a Content-Length with no body behind it
     held the connection until it timed out. The length is known with the headers: past the
-    limit, or chunked (which the API refuses with 411, its size unknown), the answer is
-    written then and the connection closed, the rest of the body unread.
+    limit, or chunked (which the API refuses with 411, its size unknown), on any path, the
+    answer is written then; what of the body follows is read and dropped for a moment
+    (LINGER_BYTES, LINGER_SECONDS), so that the client reads its answer, and the connection
+    closes, the rest unread. No `100 Continue` follows the answer.
     """
 
     # Set from MAX_REQUEST_BYTES when the server starts (ProjectServer.run); 0: no limit.
     body_limit = 0
     refused = False
+    closing_refused = False
+    _linger: Any = None
 
     def gotLength(self, length: int | None) -> None:  # noqa: N802 - Twisted's name
         limit = self.body_limit
         if not limit or (length is not None and length <= limit):
             return super().gotLength(length)
+        from twisted.internet import reactor  # the one daphne runs, installed by now
+
+        command = getattr(self.channel, "_command", b"")
         if length is None:
-            answer = early_response(
-                411,
-                "Length Required",
-                "length_required",
-                "Send the body with a Content-Length, not chunked.",
-            )
+            status, reason, code = 411, "Length Required", "length_required"
+            detail = "Send the body with a Content-Length, not chunked."
         else:
-            answer = early_response(
-                413,
-                "Content Too Large",
-                "too_large",
-                f"Request body is {length} bytes; the limit is {limit}.",
-            )
+            status, reason, code = 413, "Content Too Large", "too_large"
+            detail = f"Request body is {length} bytes; the limit is {limit}."
+        log.warning(
+            "refused %s %s from %s: %s",
+            command.decode("latin-1"),
+            getattr(self.channel, "_path", b"").decode("latin-1")[:200],
+            getattr(self.channel.transport.getPeer(), "host", "?"),
+            detail,
+        )
         self.refused = True
-        self.content = _Discarded()
-        self.channel.transport.write(answer)
+        self.content = _Discarded(self.close_refused)
+        self.requestHeaders.removeHeader(b"expect")  # else Twisted says 100 Continue after it
+        self.channel.transport.write(
+            early_response(status, reason, code, detail, head_only=command == b"HEAD")
+        )
+        self._linger = reactor.callLater(LINGER_SECONDS, self.close_refused)
+
+    def close_refused(self) -> None:
+        if self.closing_refused:
+            return
+        self.closing_refused = True
+        if self._linger is not None and self._linger.active():
+            self._linger.cancel()
         self.channel.loseConnection()
 
     def process(self) -> Any:
         if self.refused:
-            return None  # answered from its headers; its body, if it came, was not kept
+            self.close_refused()  # the whole body came, and went nowhere
+            return None
         return super().process()
+
+    def connectionLost(self, reason: Any) -> None:  # noqa: N802 - Twisted's name
+        if self._linger is not None and self._linger.active():
+            self._linger.cancel()
+        super().connectionLost(reason)
 
 
 class ProjectHTTPFactory(HTTPFactory):

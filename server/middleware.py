@@ -14,8 +14,10 @@ class BodySizeLimitMiddleware:
     """Refuse oversized request bodies with 413 before they are parsed.
 
     DRF reads the request stream itself, bypassing DATA_UPLOAD_MAX_MEMORY_SIZE, so without
-    this a client could make the JSON parser chew on megabytes. The admin keeps Django's
-    own (form-based) limits.
+    this a client could make the JSON parser chew on megabytes. Under daphne
+    (server.daphne_server.ProjectWebRequest) a body over the limit, or chunked, on any path, is
+    refused from its headers before it gets here; this stays for other servers (the tests'
+    client, an ASGI server of someone else's).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):

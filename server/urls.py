@@ -52,6 +52,8 @@ api_patterns = [
 
 urlpatterns = [
     path("api/", include(api_patterns)),
+    # The admin's sign-in, limited as the API's is (before the admin's own pattern for it).
+    path("admin/login/", account_views.throttled_admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     path("", include("web.urls")),
 ]

@@ -248,21 +248,38 @@ def test_sign_in_attempts_are_limited_per_client_across_processes(anon, user, mo
         assert len(cache.get(key)) == 3
 
 
-@pytest.mark.parametrize("path", ["/api/auth/login", "/api/auth/token"])
 def test_a_valid_token_beside_wrong_passwords_does_not_lift_the_sign_in_limit(
-    api,
-    user,
-    monkeypatch,
-    path,  # noqa: ANN001
-):
+    api, user, monkeypatch
+):  # noqa: ANN001
     """Guessing a password while holding any valid key (one's own, say) is guessing all the
-    same: the limit counts the client's address, signed in or not."""
+    same: the session sign-in's limit counts the client's address, signed in or not (DRF's
+    anonymous throttle let a request with a valid token through)."""
     from accounts.views import AuthThrottle
 
     monkeypatch.setattr(AuthThrottle, "rate", "3/min", raising=False)
     wrong = {"username": user.username, "password": "not-the-password"}
-    statuses = [api.post(path, wrong, format="json").status_code for _ in range(4)]
+    statuses = [api.post("/api/auth/login", wrong, format="json").status_code for _ in range(4)]
     assert statuses == [401, 401, 401, 429]
+
+
+def test_the_admins_sign_in_counts_against_the_same_limit(anon, monkeypatch):  # noqa: ANN001
+    """Staff sign in on /admin/login/: guesses there are limited as the API's are, and count
+    with them."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from accounts.views import AuthThrottle
+
+    get_user_model().objects.create_superuser("boss", password="correct-horse-9")
+    monkeypatch.setattr(AuthThrottle, "rate", "3/min", raising=False)
+    wrong = {"username": "boss", "password": "not-the-password"}
+    assert anon.post("/api/auth/token", wrong, format="json").status_code == 401
+    browser = Client()
+    assert browser.get("/admin/login/").status_code == 200
+    statuses = [browser.post("/admin/login/", wrong).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]  # the form again, with its error; then refused
+    refused = browser.post("/admin/login/", {"username": "boss", "password": "correct-horse-9"})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
 
 
 def test_a_forged_forwarded_for_does_not_give_each_guess_a_new_address(anon, user, monkeypatch):  # noqa: ANN001

@@ -217,6 +217,34 @@ def test_a_chunked_body_is_refused_from_its_headers(server):  # noqa: ANN001
     assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == "length_required"
 
 
+def test_a_client_still_sending_a_large_body_reads_its_413(server):  # noqa: ANN001
+    """urllib sends the whole body before it reads: closed at once, the connection was reset
+    under it (a broken pipe) and the 413 lost; the server reads and drops a few MB first."""
+    import urllib.error
+    import urllib.request
+
+    body = b"x" * (5 * 1024 * 1024)
+    request = urllib.request.Request(
+        f"{server.http}/api/games", body, {"Content-Type": "application/json"}, method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 413
+    assert json.loads(refused.value.read())["code"] == "too_large"
+
+
+def test_an_early_refusal_sends_no_100_continue_and_no_body_to_a_head(server):  # noqa: ANN001
+    expecting = (
+        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 900000\r\nExpect: 100-continue\r\n\r\n"
+    )
+    answer, _ = _raw_request(server, expecting)
+    assert answer.startswith(b"HTTP/1.1 413 ") and b"100 Continue" not in answer, answer
+    head = "HEAD /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 900000\r\n\r\n"
+    answer, _ = _raw_request(server, head)
+    assert answer.startswith(b"HTTP/1.1 413 ") and answer.endswith(b"\r\n\r\n"), answer
+
+
 def test_a_body_at_the_limit_still_reaches_the_api(server):  # noqa: ANN001
     """65,536 bytes is read and answered by the API itself (here: not signed in)."""
     body = b'{"variant": "spanish", "pad": "' + b"x" * (65536 - 33) + b'"}'

@@ -131,7 +131,7 @@ export class Table {
         2 * gap + t.lines * (t.topw * 1.4) + (t.lines - 1) * gap + (captions ? 2 * gap + 12 + (t.lines - 1) * 12 : 2 * gap)
         + c * 1.4 + (longest - 1) * leastFan(c);
       while (colw > MIN_FIT_COLW && height(colw, top) > avail) {
-        colw -= 2;
+        colw = Math.max(MIN_FIT_COLW, colw - 2);
         top = this.topRow(width, gap, slots, colw);
       }
       this.room = avail - (height(colw, top) - colw * 1.4 - (longest - 1) * leastFan(colw)) - 2;
