@@ -203,16 +203,19 @@ async function lobbyView(token) {
   const liveBox = h("ul", { class: "list", "data-testid": "live-list" }, h("li", { class: "muted" }, "Loading…"));
   const mineBox = h("ul", { class: "list", "data-testid": "my-games" }, h("li", { class: "muted" }, "Loading…"));
   const dateEl = h("span", { class: "muted" });
-  const statsEl = h("span", { class: "muted small", "data-testid": "my-stats" });
+  // The name links to the profile. The link is made once: the stats are redrawn as games end,
+  // and a link replaced between a press and its release takes no click.
+  const totals = document.createTextNode("");
+  const statsEl = h("span", { class: "muted small", "data-testid": "my-stats" }, profileLink(app.me.username), totals);
   const showStats = () => {
     const st = app.me && app.me.stats;
-    if (!st) return (statsEl.textContent = "");
+    if (!st) return (totals.textContent = "");
     // `played` counts every game started, practice included; a streak is of days with a
     // ranked attempt played (finished, or open when its day ended).
     // The name leads: on a phone the header has no room for it.
     const parts = [plural(st.played, "game"), `${st.won} won`];
     if (st.best_streak) parts.push(`daily streak ${st.current_streak} (best ${st.best_streak})`);
-    statsEl.replaceChildren(profileLink(app.me.username), ` · ${parts.join(" · ")}`);
+    totals.textContent = ` · ${parts.join(" · ")}`;
   };
   showStats();
   let timer = null;
