@@ -790,3 +790,11 @@ def test_profiles_and_all_time_boards(open_page, server: Server) -> None:
 
     page.goto("/#/players/nobody-of-that-name")
     expect(page.get_by_test_id("error")).to_contain_text("No player")
+
+    # On a narrow phone the profile's tables scroll in their boxes; the page does not.
+    phone = open_page({"width": 340, "height": 740})
+    log_in(phone, name, f"/#/players/{name}")
+    expect(phone.get_by_test_id("recent-row")).to_have_count(1)
+    overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the profile is {overflow}px wider than a 340px screen"
+    shot(phone, "22-profile-phone")

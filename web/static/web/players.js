@@ -20,10 +20,12 @@ function variantName(variants, id) {
   return (variants.find((v) => v.id === id) || {}).name || id;
 }
 
+// A table in a box of its own width: on a narrow phone a wide one scrolls inside it, and the
+// page does not.
 function table(testid, head, rows, empty) {
-  return h("table", { class: "records", "data-testid": testid },
+  return h("div", { class: "scroll-x" }, h("table", { class: "records", "data-testid": testid },
     h("thead", {}, h("tr", {}, head.map((th) => h("th", {}, th)))),
-    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: head.length, class: "muted" }, empty))));
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: head.length, class: "muted" }, empty)))));
 }
 
 export async function renderProfile(root, username, { variants, me }) {
