@@ -263,15 +263,40 @@ async function lobbyView(token) {
       return false;
     }
   };
+  // The live list is read again every 10 s. A game still listed keeps its element (only its
+  // move count changes): a link replaced between a press and its release takes no click.
+  const liveItems = new Map(); // game id -> {li, moves}
   const loadLive = async () => {
     try {
       const live = await get("/api/games/live");
-      const others = live.filter((g) => g.owner !== app.me.username);
-      liveBox.replaceChildren(...(others.length ? others.slice(0, 20).map((g) => h("li", {},
-        h("a", { href: `#/watch/${g.id}`, "data-testid": "watch-link", "data-game-id": g.id },
-          `${g.owner} · ${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`),
-        h("span", { class: "muted small" }, ` move ${g.v}${g.daily ? " · daily" : ""}`))) : [h("li", { class: "muted" }, "Nobody else is playing right now.")]));
+      const others = live.filter((g) => g.owner !== app.me.username).slice(0, 20);
+      if (!others.length) {
+        liveItems.clear();
+        liveBox.replaceChildren(h("li", { class: "muted" }, "Nobody else is playing right now."));
+        return;
+      }
+      const items = others.map((g) => {
+        let item = liveItems.get(g.id);
+        if (!item) {
+          const moves = h("span", { class: "muted small" });
+          const li = h("li", {},
+            h("a", { href: `#/watch/${g.id}`, "data-testid": "watch-link", "data-game-id": g.id },
+              `${g.owner} · ${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`),
+            moves);
+          item = { li, moves };
+        }
+        item.moves.textContent = ` move ${g.v}${g.daily ? " · daily" : ""}`;
+        return [g.id, item];
+      });
+      liveItems.clear();
+      items.forEach(([id, item]) => liveItems.set(id, item));
+      // Moved into order one by one: an element already in place is not taken out.
+      items.forEach(([, item], i) => {
+        if (liveBox.children[i] !== item.li) liveBox.insertBefore(item.li, liveBox.children[i] || null);
+      });
+      while (liveBox.children.length > items.length) liveBox.lastElementChild.remove();
     } catch (err) {
+      liveItems.clear();
       liveBox.replaceChildren(h("li", { class: "muted" }, "Live games are not available."));
     }
   };
