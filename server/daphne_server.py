@@ -28,6 +28,7 @@ from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 
 from server.lean_consumer import SEND_MANY
+from server.middleware import body_refusal
 
 log = logging.getLogger(__name__)
 
@@ -167,12 +168,16 @@ class _Discarded:
         pass
 
 
-def early_response(status: int, reason: str, code: str, detail: str, head_only: bool) -> bytes:
+# The reason phrases of RFC 9110 (Python 3.11's http.HTTPStatus says "Request Entity Too Large").
+_REASONS = {411: "Length Required", 413: "Content Too Large"}
+
+
+def early_response(code: str, detail: str, status: int, head_only: bool) -> bytes:
     """A whole HTTP/1.1 response with the API's error body, written straight to the socket
     (the headers alone to a HEAD)."""
     body = json.dumps({"code": code, "detail": detail}).encode()
     head = (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+        f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode("ascii") + (b"" if head_only else body)
@@ -198,18 +203,13 @@ class ProjectWebRequest(WebRequest):
     _linger: Any = None
 
     def gotLength(self, length: int | None) -> None:  # noqa: N802 - Twisted's name
-        limit = self.body_limit
-        if not limit or (length is not None and length <= limit):
+        refusal = body_refusal(length, self.body_limit) if self.body_limit else None
+        if refusal is None:
             return super().gotLength(length)
         from twisted.internet import reactor  # the one daphne runs, installed by now
 
         command = getattr(self.channel, "_command", b"")
-        if length is None:
-            status, reason, code = 411, "Length Required", "length_required"
-            detail = "Send the body with a Content-Length, not chunked."
-        else:
-            status, reason, code = 413, "Content Too Large", "too_large"
-            detail = f"Request body is {length} bytes; the limit is {limit}."
+        code, detail, status = refusal
         log.warning(
             "refused %s %s from %s: %s",
             command.decode("latin-1"),
@@ -221,7 +221,7 @@ class ProjectWebRequest(WebRequest):
         self.content = _Discarded(self.close_refused)
         self.requestHeaders.removeHeader(b"expect")  # else Twisted says 100 Continue after it
         self.channel.transport.write(
-            early_response(status, reason, code, detail, head_only=command == b"HEAD")
+            early_response(code, detail, status, head_only=command == b"HEAD")
         )
         self._linger = reactor.callLater(LINGER_SECONDS, self.close_refused)
 

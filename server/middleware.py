@@ -10,6 +10,17 @@ from django.http import HttpRequest, HttpResponse
 from server.errors import json_error
 
 
+def body_refusal(length: int | None, limit: int) -> tuple[str, str, int] | None:
+    """Why a body of `length` bytes (None: chunked, its size unknown) is refused, as
+    (code, detail, status), or None if it is not: the one rule this middleware and daphne's
+    early refusal (server.daphne_server.ProjectWebRequest) both apply."""
+    if length is None:
+        return "length_required", "Send the body with a Content-Length, not chunked.", 411
+    if length > limit:
+        return "too_large", f"Request body is {length} bytes; the limit is {limit}.", 413
+    return None
+
+
 class BodySizeLimitMiddleware:
     """Refuse oversized request bodies with 413 before they are parsed.
 
@@ -30,14 +41,10 @@ class BodySizeLimitMiddleware:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:
                 return json_error("bad_request", "Invalid Content-Length header.")
-            if length > self.limit:
-                return json_error(
-                    "too_large", f"Request body is {length} bytes; the limit is {self.limit}."
-                )
-            if not length and request.META.get("HTTP_TRANSFER_ENCODING"):
-                # A chunked body: Django reads a request without Content-Length as empty, so
-                # the body would be ignored without a word (and never size-checked).
-                return json_error(
-                    "length_required", "Send the body with a Content-Length, not chunked.", 411
-                )
+            # A chunked body: Django reads a request without Content-Length as empty, so the
+            # body would be ignored without a word (and never size-checked).
+            chunked = not length and request.META.get("HTTP_TRANSFER_ENCODING")
+            refusal = body_refusal(None if chunked else length, self.limit)
+            if refusal is not None:
+                return json_error(*refusal)
         return self.get_response(request)

@@ -16,7 +16,7 @@ import { ApiError, get, post } from "./api.js";
 import { GameView } from "./game.js";
 import { Leaderboard } from "./leaderboard.js";
 import { profileLink, renderAllTime, renderProfile } from "./players.js";
-import { formatSeconds, h, modal, plural, statusText, toast } from "./ui.js";
+import { formatSeconds, h, modal, plural, statusText, toast, variantName } from "./ui.js";
 
 const app = {
   me: null,
@@ -281,7 +281,7 @@ async function lobbyView(token) {
           const moves = h("span", { class: "muted small" });
           const li = h("li", {},
             h("a", { href: `#/watch/${g.id}`, "data-testid": "watch-link", "data-game-id": g.id },
-              `${g.owner} · ${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`),
+              `${g.owner} · ${variantName(vs, g.variant)}`),
             moves);
           item = { li, moves };
         }
@@ -304,7 +304,7 @@ async function lobbyView(token) {
     try {
       const games = await get("/api/games");
       mineBox.replaceChildren(...(games.length ? games.slice(0, 12).map((g) => h("li", {},
-        h("a", { href: `#/play/${g.id}` }, `${(vs.find((x) => x.id === g.variant) || {}).name || g.variant}`,
+        h("a", { href: `#/play/${g.id}` }, variantName(vs, g.variant),
           g.daily ? ` · daily ${g.daily.date}${g.daily.ranked ? "" : " (practice)"}` : g.deal ? ` · deal ${g.deal}` : ""),
         h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${plural(g.v, "move")}`))) : [h("li", { class: "muted" }, "No games yet.")]));
       return true;

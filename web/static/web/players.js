@@ -2,7 +2,7 @@
 // (GET /api/leaderboards/{variant}). Both are plain reads of the public API.
 
 import { get } from "./api.js";
-import { formatSeconds, h, plural, statusText } from "./ui.js";
+import { formatSeconds, h, plural, statusText, variantName } from "./ui.js";
 
 const PAGE_SIZE = 20;
 
@@ -14,10 +14,6 @@ export function profileLink(username, text = username) {
 // many cards home as the solver on a deal it could not win); above 100 % beat it.
 function ratioText(ratio) {
   return ratio ? `${Math.round(ratio * 100)} %` : "–";
-}
-
-function variantName(variants, id) {
-  return (variants.find((v) => v.id === id) || {}).name || id;
 }
 
 // A table in a box of its own width: on a narrow phone a wide one scrolls inside it, and the

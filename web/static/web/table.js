@@ -123,18 +123,19 @@ export class Table {
     const p = this.variant.piles;
     const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
     const captions = Boolean(p.stock || p.waste);
-    let top = this.topRow(width, gap, slots, colw);
+    let top = this.topRow(width, gap, slots, cols, colw);
     if (cols === n) {
       const avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
       const longest = Math.max(FIT_AT_LEAST, ...this.pileLengths());
-      const height = (c, t) =>
-        2 * gap + t.lines * (t.topw * 1.4) + (t.lines - 1) * gap + (captions ? 2 * gap + 12 + (t.lines - 1) * 12 : 2 * gap)
-        + c * 1.4 + (longest - 1) * leastFan(c);
-      while (colw > MIN_FIT_COLW && height(colw, top) > avail) {
+      // Above the tableau: the table's padding, the top row's lines, their gaps and captions.
+      const above = (t) =>
+        2 * gap + t.lines * (t.topw * 1.4) + (t.lines - 1) * gap + (captions ? 2 * gap + 12 + (t.lines - 1) * 12 : 2 * gap);
+      const pile = (c) => c * 1.4 + (longest - 1) * leastFan(c);
+      while (colw > MIN_FIT_COLW && above(top) + pile(colw) > avail) {
         colw = Math.max(MIN_FIT_COLW, colw - 2);
-        top = this.topRow(width, gap, slots, colw);
+        top = this.topRow(width, gap, slots, cols, colw);
       }
-      this.room = avail - (height(colw, top) - colw * 1.4 - (longest - 1) * leastFan(colw)) - 2;
+      this.room = avail - above(top) - 2; // what the tableau's piles may fan into
     } else {
       this.room = 0;
     }
@@ -156,9 +157,9 @@ export class Table {
   // two lines. On two lines, the foundations take a line of their own when each group fits
   // on one at nearly the same size: else the first foundation stayed beside the cells
   // (Chinese FreeCell on a phone) and the others wrapped below it.
-  topRow(width, gap, slots, colw) {
+  topRow(width, gap, slots, cols, colw) {
     const p = this.variant.piles;
-    const spacer = slots < this.variant.piles.tableau ? 0 : gap * 2;
+    const spacer = slots < cols ? 0 : gap * 2;
     let topw = Math.floor((width - (slots - 1) * gap - spacer) / slots);
     if (topw < 40) topw = Math.floor((width - Math.ceil(slots / 2) * gap - spacer) / Math.ceil(slots / 2));
     topw = Math.max(34, Math.min(colw, topw));

@@ -35,6 +35,11 @@ export function plural(count, word) {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
+// A game's name from GET /api/variants, or its id where the list does not have it.
+export function variantName(variants, id) {
+  return (variants.find((v) => v.id === id) || {}).name || id;
+}
+
 export function statusText(status) {
   return { playing: "Playing", won: "Won", stuck: "Stuck", resigned: "Resigned" }[status] || status || "";
 }
