@@ -27,8 +27,8 @@ from daphne.cli import CommandLineInterface
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 
+from server.body_rules import body_refusal
 from server.lean_consumer import SEND_MANY
-from server.middleware import body_refusal
 
 log = logging.getLogger(__name__)
 

@@ -7,18 +7,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from server.body_rules import body_refusal
 from server.errors import json_error
-
-
-def body_refusal(length: int | None, limit: int) -> tuple[str, str, int] | None:
-    """Why a body of `length` bytes (None: chunked, its size unknown) is refused, as
-    (code, detail, status), or None if it is not: the one rule this middleware and daphne's
-    early refusal (server.daphne_server.ProjectWebRequest) both apply."""
-    if length is None:
-        return "length_required", "Send the body with a Content-Length, not chunked.", 411
-    if length > limit:
-        return "too_large", f"Request body is {length} bytes; the limit is {limit}.", 413
-    return None
 
 
 class BodySizeLimitMiddleware:

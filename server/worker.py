@@ -67,6 +67,9 @@ def start_day_end_pushes(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # As manage.py and server.asgi: what the worker imports before the application (daphne's
+    # server, autobahn, this project's protocol classes) may read settings too.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "server.settings")
     from server import reactor
 
     set_switch_interval()

@@ -26,13 +26,14 @@ def free_port() -> int:
 
 
 def server_env(sqlite_path: Path, **extra: str) -> dict[str, str]:
-    """The subprocess runs on its own SQLite file; REDIS_URL is kept when set."""
+    """The subprocess runs on its own SQLite file; REDIS_URL is kept when set. Without
+    DJANGO_SETTINGS_MODULE, as `make run` starts it: the server finds its settings itself (a
+    test run that set it for the server hid a worker that could not start without it)."""
     env = {
         k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}
     }
     env.update(
         SQLITE_PATH=str(sqlite_path),
-        DJANGO_SETTINGS_MODULE="server.settings",
         PYTHONUNBUFFERED="1",
         DAILY_PREPARE_AT_START="0",  # no certification at start: the tests' CPU is the tests'
         **extra,

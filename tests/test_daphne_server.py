@@ -20,6 +20,7 @@ from server.daphne_server import (
     unsent_bytes,
 )
 from server.lean_consumer import SEND_MANY, LeanWebsocketConsumer
+from tests.live_server import run_python
 
 # Payload sizes on each side of the three length encodings (RFC 6455, 5.2).
 SIZES = (0, 1, 125, 126, 65535, 65536)
@@ -224,3 +225,11 @@ def test_a_close_frame_that_crosses_the_limit_closes_as_a_close_does(monkeypatch
     assert not transport.aborted
     protocol.sendClose(4429)  # its 4 bytes cross it
     assert not transport.aborted and protocol.state == protocol.STATE_CLOSING
+
+
+def test_the_server_imports_before_django_is_set_up():
+    """server.worker imports this module before daphne loads the application, and so before
+    Django's settings are configured: an import that reads a setting (a middleware module,
+    via DRF) stopped `make run` at start."""
+    run = run_python("import server.daphne_server")
+    assert run.returncode == 0, run.stderr
