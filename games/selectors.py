@@ -211,6 +211,7 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
             "id": g.pk,
             "owner": g.owner.username,
             "variant": g.deal.variant,
+            "deal": g.deal.number if deal_visible(g) else None,
             "v": g.version,
             "daily": g.daily.date.isoformat() if g.daily_id else None,
             "ranked": g.ranked,

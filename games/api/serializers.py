@@ -195,6 +195,10 @@ class LiveGameSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     owner = serializers.CharField()
     variant = serializers.CharField()
+    deal = serializers.IntegerField(
+        allow_null=True,
+        help_text="The deal number; null on a daily deal until its day is over (as a game's).",
+    )
     v = serializers.IntegerField()
     daily = serializers.DateField(allow_null=True)
     ranked = serializers.BooleanField()

@@ -294,6 +294,17 @@ def test_live_games_lists_only_games_open_to_watch_and_to_play(api, other_api, m
     assert live() == {practice, replay} and mine not in live()
 
 
+def test_live_games_name_their_deal_unless_it_is_todays_daily(api, other_api):  # noqa: ANN001
+    """Two games of one player tell apart by their deal; a daily deal's number stays secret
+    until its day is over, as it does on the game itself."""
+    practice = other_api.post("/api/games", {"variant": "countess", "deal": 77}, format="json")
+    ranked = play(other_api).json()["id"]
+    api.post(f"/api/games/{play(api).json()['id']}/resign")  # alice may watch the daily now
+    deals = {g["id"]: g["deal"] for g in api.get("/api/games/live").json()}
+    assert deals == {practice.json()["id"]: 77, ranked: None}
+    assert other_api.get(f"/api/games/{ranked}").json()["deal"] is None
+
+
 def test_live_games_are_the_recently_played_most_recent_first(api, other_api):  # noqa: ANN001
     """A game nobody has touched for half an hour is left, not live, and one never played is
     live for five minutes after it starts; the list leads with the game played last (a game

@@ -36,6 +36,8 @@ pytestmark = pytest.mark.e2e
 TARGET = re.compile(r"\btarget\b")
 CARD_CODE = re.compile(r"\b([A2-9TJQK])([SHDC])\b")
 RULE_NUMBER = re.compile(r"\s*\([A-Z]{1,3}\d{1,2}[a-z]?\)")
+PILE_ID = re.compile(r"\b([tfc])(\d{1,2})\b")
+PILE_KINDS = {"t": "Tableau", "f": "Foundation", "c": "Free cell"}
 RANK_NAMES = {"A": "Ace", "T": "10", "J": "Jack", "Q": "Queen", "K": "King"}
 SUIT_NAMES = {"C": "Clubs", "D": "Diamonds", "H": "Hearts", "S": "Spades"}
 
@@ -64,6 +66,18 @@ TOP_ROW_JS = """() => {
 def card_name(match: re.Match) -> str:
     rank, suit = match.groups()
     return f"{RANK_NAMES.get(rank, rank)} of {SUIT_NAMES[suit]}"
+
+
+def pile_name(match: re.Match) -> str:
+    kind, index = match.groups()
+    return f"{PILE_KINDS[kind]} {int(index) + 1}"
+
+
+def as_a_player_reads_it(detail: str) -> str:
+    """A refusal's text as the page shows it: card codes and pile ids said as the table says
+    them ("3H" is "3 of Hearts", "t0" is "Tableau 1"), without the rule's number in RULES.md
+    ("(P2)"), which is for API clients."""
+    return RULE_NUMBER.sub("", PILE_ID.sub(pile_name, CARD_CODE.sub(card_name, detail)))
 
 
 def rest_game(server: Server, gid: int, token: str) -> dict:
@@ -186,10 +200,8 @@ def test_daily_moves_refusal_keyboard_and_reload(open_page, server: Server) -> N
     before = piles(page)
     drag(page, top_card(page, f"t{a}"), pile(page, f"t{b}"))
     message = page.get_by_test_id("message")
-    # The server's text, its card codes said as the table says them ("3H" -> "3 of Hearts"),
-    # and without the rule's number in RULES.md ("(P2)"), which is for API clients.
     assert CARD_CODE.search(detail) and RULE_NUMBER.search(detail), detail
-    expect(message).to_have_text(RULE_NUMBER.sub("", CARD_CODE.sub(card_name, detail)))
+    expect(message).to_have_text(as_a_player_reads_it(detail))
     expect(message).to_have_attribute("data-kind", "error")
     wait_version(page, 2)
     assert piles(page) == before
@@ -340,7 +352,11 @@ def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) 
     detail = "The game is at version 1, not 0: sync and try again."
     refusal = {"id": held["frame"]["d"]["id"], "code": "stale_version", "detail": detail, "v": 1}
     held["ws"].send(json.dumps({"t": "error", "d": refusal}))
-    expect(page.get_by_test_id("message")).to_have_text(detail)
+    # Said in words, not in versions.
+    expect(page.get_by_test_id("message")).to_have_text(
+        "The game changed in another window or device: your move was not played. "
+        "Here is the game as it stands."
+    )
     wait_version(page, 0)  # the sync the client sent answered with the real state
     assert piles(page) == before
     assert rest_game(server, gid, token)["v"] == 0
@@ -798,3 +814,30 @@ def test_profiles_and_all_time_boards(open_page, server: Server) -> None:
     overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the profile is {overflow}px wider than a 340px screen"
     shot(phone, "22-profile-phone")
+
+
+def test_a_refusal_names_cards_and_piles_as_the_table_does(open_page, server: Server) -> None:
+    """The server's words for a refused move name piles by id ("t0"); the page says them as
+    its table labels them ("Tableau 1"), as it says card codes."""
+    _, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 7}, token)
+    try:
+        server.request("POST", f"/api/games/{game['id']}/moves", {"move": "t0-t1:5", "v": 0}, token)
+        raise AssertionError("the server accepted five cards that are not a sequence")
+    except HttpError as exc:
+        detail = exc.body["detail"]
+    assert PILE_ID.search(detail) and RULE_NUMBER.search(detail), detail
+    page = open_page()
+    page.goto("/")
+    shown = page.evaluate(
+        "async (d) => (await import('/static/web/cards.js')).refusalText(d)", detail
+    )
+    assert shown == as_a_player_reads_it(detail)
+    assert "Tableau 1" in shown and not PILE_ID.search(shown), shown
+    # A card code, as another refusal gives it: said as its name.
+    assert (
+        page.evaluate(
+            "async () => (await import('/static/web/cards.js')).refusalText('3H on t2 (P2)')"
+        )
+        == "3 of Hearts on Tableau 3"
+    )

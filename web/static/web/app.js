@@ -202,7 +202,7 @@ async function lobbyView(token) {
   const dailyBox = h("div", { class: "daily-grid", "data-testid": "daily-list" }, h("p", { class: "muted" }, "Loading today's challenges…"));
   const liveBox = h("ul", { class: "list", "data-testid": "live-list" }, h("li", { class: "muted" }, "Loading…"));
   const mineBox = h("ul", { class: "list", "data-testid": "my-games" }, h("li", { class: "muted" }, "Loading…"));
-  const dateEl = h("span", { class: "muted" });
+  const dateEl = h("span", { class: "muted nowrap" });
   // The name links to the profile. The link is made once: the stats are redrawn as games end,
   // and a link replaced between a press and its release takes no click.
   const totals = document.createTextNode("");
@@ -285,7 +285,8 @@ async function lobbyView(token) {
             moves);
           item = { li, moves };
         }
-        item.moves.textContent = ` move ${g.v}${g.daily ? " · daily" : ""}`;
+        // The deal tells two games of one player apart; a daily one's stays secret all day.
+        item.moves.textContent = ` ${g.daily ? "daily" : `deal ${g.deal}`} · move ${g.v}`;
         return [g.id, item];
       });
       liveItems.clear();

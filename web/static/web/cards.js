@@ -23,10 +23,21 @@ export function cardNames(text) {
   return text.replace(/\b([A2-9TJQK])([SHDC])\b/g, (code) => cardName(code));
 }
 
-// A refusal as a player reads it: card names spelled out, and without the rule's number in
-// RULES.md ("(P2)"), which an API client may look up but a player has no use for.
+// A refusal as a player reads it: card names spelled out, piles named as the table names them
+// ("t0" is "Tableau 1"), and without the rule's number in RULES.md ("(P2)"), which an API
+// client may look up but a player has no use for.
 export function refusalText(text) {
-  return cardNames(text).replace(/\s*\([A-Z]{1,3}\d{1,2}[a-z]?\)/g, "");
+  return cardNames(text)
+    .replace(/\b([tfc])(\d{1,2})\b/g, (id) => pileLabel(id))
+    .replace(/\s*\([A-Z]{1,3}\d{1,2}[a-z]?\)/g, "");
+}
+
+// What a player is told of a refusal: a version the game has moved past (another tab or
+// device played, or the server took a move this screen has not heard of yet) said in words,
+// not in versions; anything else as the server says it.
+export function refusalMessage(d) {
+  if (d.code === "stale_version") return "The game changed in another window or device: your move was not played. Here is the game as it stands.";
+  return refusalText(d.detail || d.code || "The server refused that.");
 }
 
 export function isRed(code) {

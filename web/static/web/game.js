@@ -9,11 +9,11 @@
 // did not land (the version did not move) is sent again with the same version, which the
 // server can never apply twice.
 
-import { applyMove, describeMove, parseMove, refusalText } from "./cards.js";
+import { applyMove, describeMove, parseMove, refusalMessage } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
-import { confirmDialog, h, formatSeconds, modalOpen, statusText } from "./ui.js";
+import { confirmDialog, h, formatSeconds, modalOpen, plural, statusText } from "./ui.js";
 
 const FLIGHT_TIMEOUT_MS = 10000;
 
@@ -107,10 +107,10 @@ export class GameView {
     );
     this.tableEl = h("section", { class: "table", "aria-label": `${this.variant.name} table` });
     const help = this.readOnly ? null : h("p", { class: "help" },
-      "Drag a card, or click it and then its target; double-click sends a card to a foundation. ",
-      "Keyboard: Tab or arrows to a pile, Enter to pick and drop, Esc to cancel, f = to foundation, u = undo",
-      this.variant.piles && this.variant.piles.waste ? ", d = draw" : "",
-      this.hintBtn ? ", h = hint." : ".");
+      "Drag a card, or click (tap) it and then its target; a double click (double tap) sends a card to a foundation.",
+      h("span", { class: "keys" }, " Keyboard: Tab or arrows to a pile, Enter to pick and drop, Esc to cancel, f = to foundation, u = undo",
+        this.variant.piles && this.variant.piles.waste ? ", d = draw" : "",
+        this.hintBtn ? ", h = hint." : "."));
     this.root.replaceChildren(bar, this.msgEl, this.bannerEl, this.tableEl, ...(help ? [help] : []));
     this.root.classList.add("game");
     this.root.dataset.gameId = String(g.id);
@@ -201,7 +201,7 @@ export class GameView {
       closed: c.reason ? `closed: ${c.reason}` : "closed",
     }[c.status];
     const waiting = this.queue.length;
-    if (c.status !== "open" && waiting) text += ` · ${waiting === 1 ? "1 move" : `${waiting} moves`} to send`;
+    if (c.status !== "open" && waiting) text += ` · ${plural(waiting, "move")} to send`;
     this.connEl.textContent = text;
   }
 
@@ -397,8 +397,7 @@ export class GameView {
       clearTimeout(this.flightTimer);
       this.queue = []; // later input was aimed at a screen that is being rolled back
     }
-    const detail = refusalText(d.detail || d.code || "The server refused that.");
-    this.message(detail, "error");
+    this.message(refusalMessage(d), "error");
     this.render({ flash: mine && f.kind === "move" ? parseMove(f.move)?.from : null });
     if (d.code === "stale_version" || d.code === "game_over" || (typeof d.v === "number" && d.v !== this.server.v)) {
       this.socket.send({ t: "sync" });
@@ -436,7 +435,7 @@ export class GameView {
     this.bannerEl.hidden = false;
     this.bannerEl.dataset.status = d.status;
     this.bannerEl.replaceChildren(h("strong", {}, statusText(d.status)),
-      ` · ${d.moves} moves · ${formatSeconds(d.seconds || 0)}`,
+      ` · ${plural(d.moves, "move")} · ${formatSeconds(d.seconds || 0)}`,
       d.rank ? ` · rank #${d.rank}` : "");
     this.onFinished(d, { live, view: this });
   }

@@ -3,7 +3,7 @@
 
 import { get } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
-import { formatSeconds, h, statusText } from "./ui.js";
+import { formatSeconds, h, plural, statusText } from "./ui.js";
 
 export class Leaderboard {
   constructor(root, { date, variant, me, today = null, title = "Leaderboard" }) {
@@ -131,6 +131,6 @@ export class Leaderboard {
       return;
     }
     this.meEl.hidden = false;
-    this.meEl.textContent = `You: #${m.rank} · ${statusText(m.status)} · ${m.moves} moves · ${formatSeconds(m.seconds)}`;
+    this.meEl.textContent = `You: #${m.rank} · ${statusText(m.status)} · ${plural(m.moves, "move")} · ${formatSeconds(m.seconds)}`;
   }
 }
