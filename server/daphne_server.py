@@ -11,6 +11,9 @@
   `ProjectWebSocketFactory`.
 - **A client that does not read is dropped** once more than WS_SEND_BUFFER_BYTES wait for it
   in the server (`ProjectWebSocketProtocol.sendData`).
+- **A client that sends far faster than it is served is closed with 4429** at once, its
+  waiting frames dropped, and pings past a rate go unanswered
+  (`ProjectWebSocketProtocol.onMessage`, `onPing`).
 - **A body too large is refused from its headers** (`ProjectWebRequest.gotLength`).
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import struct
+import time
 from typing import Any
 
 import daphne.server
@@ -34,6 +38,10 @@ log = logging.getLogger(__name__)
 
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
 _CLOSE_FRAME_HEAD = b"\x88"  # FIN, opcode 8 (close)
+CLOSE_FLOODED = 4429  # as the consumers' rate limit closes an abusive socket (PROTOCOL.md)
+# Below this many frames waiting, a socket is not looked at further: a client that waits for
+# its answers has one or two waiting at most, however fast it plays.
+_QUIET_WAITING = 8
 
 
 _SHORT_HEADERS = [bytes((_TEXT, n)) for n in range(126)]
@@ -58,9 +66,67 @@ def unsent_bytes(transport: Any) -> int:
         return 0
 
 
+def waiting_bytes(queue: Any) -> int:
+    """The bytes of the frames waiting in a socket's application queue (daphne's
+    asyncio.Queue of ASGI messages), or 0 where it cannot tell."""
+    try:
+        messages = queue._queue
+    except AttributeError:
+        return 0
+    return sum(len(m.get("text") or m.get("bytes") or "") for m in messages)
+
+
 class ProjectWebSocketProtocol(WebSocketProtocol):
     # Set from WS_SEND_BUFFER_BYTES when the server starts (ProjectServer.run); 0: no limit.
     send_buffer_limit = 0
+    # Set from WS_MAX_WAITING_FRAMES and WS_MAX_WAITING_BYTES (ProjectServer.run); 0: no limit.
+    max_waiting_frames = 0
+    max_waiting_bytes = 0
+    # Pings answered per second, and in a burst (WS_RATE_PER_SECOND, WS_RATE_BURST); 0: all.
+    ping_rate = 0.0
+    ping_burst = 0.0
+    flooded = False
+
+    def onMessage(self, payload: bytes, isBinary: bool) -> None:  # noqa: N802, N803
+        """As daphne's, unless the client sends far faster than its frames are handled.
+
+        daphne queues every frame for the application without bound, and the consumer takes
+        them one at a time; its rate limit (games.consumers.RateLimiter) sees a frame only
+        when it reaches it. A client that writes frames a thousand at a time grew a worker by
+        300 MB in 30 s, held every other socket of the process behind its backlog (a health
+        check took 7-10 s), and heard its 4429 only once the backlog was worked through. Past
+        WS_MAX_WAITING_FRAMES frames, or WS_MAX_WAITING_BYTES, waiting unhandled, the socket
+        is closed with 4429 now, and what it had waiting is dropped, never played."""
+        if self.flooded:
+            return
+        queue = getattr(self, "application_queue", None)
+        if queue is not None and queue.qsize() >= _QUIET_WAITING and self._flooding(queue):
+            self.flooded = True
+            log.warning("closed %s with 4429: %d frames waiting", self.peer, queue.qsize())
+            _drop_frames(queue)
+            self.sendClose(code=CLOSE_FLOODED, reason="Too many frames waiting: slow down.")
+            return
+        super().onMessage(payload, isBinary)
+
+    def _flooding(self, queue: Any) -> bool:
+        frames, size = self.max_waiting_frames, self.max_waiting_bytes
+        return bool(frames and queue.qsize() >= frames) or bool(
+            size and waiting_bytes(queue) > size
+        )
+
+    def onPing(self, payload: bytes) -> None:  # noqa: N802
+        """Answer pings up to the rate frames are allowed at (a token bucket); past it they go
+        unanswered, so a ping flood costs the server a frame's parse, not a write as well."""
+        if self.ping_rate:
+            now = time.monotonic()
+            last = getattr(self, "_ping_stamp", now)
+            tokens = getattr(self, "_ping_tokens", self.ping_burst)
+            self._ping_tokens = min(self.ping_burst, tokens + (now - last) * self.ping_rate)
+            self._ping_stamp = now
+            if self._ping_tokens < 1:
+                return
+            self._ping_tokens -= 1
+        super().onPing(payload)
 
     def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:  # noqa: N802
         """As autobahn's, then drop the connection if its client has stopped reading.
@@ -121,6 +187,18 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
             and not self.trackedTimings
             and not (limit and longest > limit)
         )
+
+
+def _drop_frames(queue: Any) -> None:
+    """Empty an application queue of the frames waiting in it (nothing else is waiting there
+    while a socket is open; anything else is put back)."""
+    kept = []
+    while not queue.empty():
+        message = queue.get_nowait()
+        if message.get("type") != "websocket.receive":
+            kept.append(message)
+    for message in kept:
+        queue.put_nowait(message)
 
 
 class ProjectWebSocketFactory(WebSocketFactory):
@@ -257,6 +335,10 @@ class ProjectServer(daphne.server.Server):
         from django.conf import settings  # daphne has imported the application: Django is set up
 
         ProjectWebSocketProtocol.send_buffer_limit = settings.WS_SEND_BUFFER_BYTES
+        ProjectWebSocketProtocol.max_waiting_frames = settings.WS_MAX_WAITING_FRAMES
+        ProjectWebSocketProtocol.max_waiting_bytes = settings.WS_MAX_WAITING_BYTES
+        ProjectWebSocketProtocol.ping_rate = settings.WS_RATE_PER_SECOND
+        ProjectWebSocketProtocol.ping_burst = settings.WS_RATE_BURST
         ProjectWebRequest.body_limit = settings.MAX_REQUEST_BYTES
         # daphne's `run` builds its factories from this module's names for them.
         daphne.server.WebSocketFactory = ProjectWebSocketFactory

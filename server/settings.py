@@ -244,6 +244,11 @@ WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
 # A socket whose client has stopped reading is dropped once this many bytes of frames wait in
 # the server for it (server.daphne_server); a reading client has a few kilobytes at most.
 WS_SEND_BUFFER_BYTES = int(os.environ.get("WS_SEND_BUFFER_BYTES", str(1024 * 1024)))
+# A socket whose frames wait unhandled past either limit sends far faster than it is served
+# (a client that waits for its answers has one or two waiting): it is closed with 4429 at
+# once, and its waiting frames dropped (server.daphne_server). 0: no limit.
+WS_MAX_WAITING_FRAMES = int(os.environ.get("WS_MAX_WAITING_FRAMES", "1024"))
+WS_MAX_WAITING_BYTES = int(os.environ.get("WS_MAX_WAITING_BYTES", str(4 * 1024 * 1024)))
 # HTTP requests in progress at once per process (each holds a thread and a database
 # connection); the others wait for a slot (server.http_limit).
 HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)

@@ -233,3 +233,62 @@ def test_the_server_imports_before_django_is_set_up():
     via DRF) stopped `make run` at start."""
     run = run_python("import server.daphne_server")
     assert run.returncode == 0, run.stderr
+
+
+def flooded_protocol(
+    monkeypatch,
+    frames: int = 16,
+    size: int = 0,  # noqa: ANN001
+) -> tuple[ProjectWebSocketProtocol, StringTransport, asyncio.Queue]:
+    monkeypatch.setattr(ProjectWebSocketProtocol, "max_waiting_frames", frames)
+    monkeypatch.setattr(ProjectWebSocketProtocol, "max_waiting_bytes", size)
+    protocol, transport = open_protocol()
+    protocol.application_queue = queue = asyncio.Queue()
+    protocol.muted = False
+    protocol.client_addr = ("127.0.0.1", 1)
+    return protocol, transport, queue
+
+
+def close_code(data: bytes) -> int | None:
+    closes = [f for f in parse_frames(data) if f.opcode == Opcode.CLOSE]
+    return int.from_bytes(closes[0].data[:2], "big") if closes else None
+
+
+def test_a_client_far_ahead_of_its_answers_is_closed_and_its_backlog_dropped(monkeypatch):  # noqa: ANN001
+    protocol, transport, queue = flooded_protocol(monkeypatch, frames=16)
+    for _ in range(15):
+        protocol.onMessage(b'{"t":"ping"}', False)
+    assert queue.qsize() == 15 and close_code(transport.value()) is None
+    protocol.onMessage(b'{"t":"ping"}', False)  # the 16th waiting: still queued
+    protocol.onMessage(b'{"t":"move"}', False)  # one more with 16 waiting: closed
+    assert close_code(transport.value()) == 4429
+    assert queue.empty()  # dropped: none of it is played
+    protocol.onMessage(b'{"t":"move"}', False)
+    assert queue.empty()
+
+
+def test_frames_waiting_are_bounded_in_bytes_too(monkeypatch):  # noqa: ANN001
+    protocol, transport, queue = flooded_protocol(monkeypatch, frames=0, size=100_000)
+    for _ in range(8):
+        protocol.onMessage(b"x" * 20_000, False)
+    assert close_code(transport.value()) is None and queue.qsize() == 8
+    protocol.onMessage(b"x" * 20_000, False)  # 160 kB waiting: past the limit
+    assert close_code(transport.value()) == 4429 and queue.empty()
+
+
+def test_a_client_that_waits_for_its_answers_is_never_closed(monkeypatch):  # noqa: ANN001
+    protocol, transport, queue = flooded_protocol(monkeypatch, frames=16, size=1000)
+    for _ in range(1000):
+        protocol.onMessage(b"x" * 900, False)
+        queue.get_nowait()  # handled before the next arrives
+    assert close_code(transport.value()) is None and not protocol.flooded
+
+
+def test_pings_past_the_rate_go_unanswered(monkeypatch):  # noqa: ANN001
+    monkeypatch.setattr(ProjectWebSocketProtocol, "ping_rate", 1.0)
+    monkeypatch.setattr(ProjectWebSocketProtocol, "ping_burst", 5.0)
+    protocol, transport = open_protocol()
+    for _ in range(50):
+        protocol.onPing(b"p")
+    pongs = [f for f in parse_frames(transport.value()) if f.opcode == Opcode.PONG]
+    assert len(pongs) == 5

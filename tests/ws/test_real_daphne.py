@@ -255,3 +255,22 @@ def test_a_body_at_the_limit_still_reaches_the_api(server):  # noqa: ANN001
     )
     answer, _ = _raw_request(server, head, body)
     assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+
+
+def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(server):  # noqa: ANN001
+    """Frames written thousands at a time are not queued without end behind the socket's
+    rate limit: past WS_MAX_WAITING_FRAMES waiting, the server closes with 4429 at once."""
+    token = register(server, "flooder")
+    status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
+    assert status == 201
+    ping = b'{"t":"ping"}'
+    frame = bytes((0x81, 0x80 | len(ping))) + b"\0\0\0\0" + ping  # masked with a zero key
+    with ws(server, f"/ws/games/{game['id']}", token) as sock:
+        assert recv(sock)["t"] == "state"
+        sock.socket.sendall(frame * 5000)  # in one write: the server reads them together
+        with pytest.raises(ConnectionClosed) as info:
+            while True:
+                sock.recv(timeout=10)
+    assert info.value.rcvd is not None and info.value.rcvd.code == 4429
+    assert info.value.rcvd.reason == "Too many frames waiting: slow down."
+    assert server.call("GET", "/api/health")[0] == 200
