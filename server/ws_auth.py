@@ -18,7 +18,8 @@ from channels.middleware import BaseMiddleware
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
-from django.http.request import validate_host
+from django.http.request import split_domain_port, validate_host
+from django.utils.http import is_same_domain
 
 
 def _header(scope: dict, name: bytes) -> str | None:
@@ -67,33 +68,74 @@ class SessionOrTokenAuth:
 
 
 class OriginCheck:
-    """Refuse cross-site browser handshakes (which would carry the victim's cookie).
+    """Refuse handshakes for a Host this server does not serve, and cross-site browser
+    handshakes (which would carry the victim's cookie), by the rules Django's CSRF check
+    applies to a REST write.
 
-    A handshake with no Origin header comes from a non-browser client, which cannot be
-    tricked into sending someone else's cookie, so it is allowed; its auth is checked anyway.
+    The Host must be one of ALLOWED_HOSTS, as for any HTTP request (REST answers another with
+    400). A browser's Origin must be this very site, scheme, host and port (`https` where the
+    handshake came over TLS, or a proxy says so in SECURE_PROXY_SSL_HEADER), or one of
+    CSRF_TRUSTED_ORIGINS (`https://*.example.com` names a domain's subdomains). Matching the
+    Origin's host name alone against ALLOWED_HOSTS, as this did before, let a page on another
+    port or scheme of an allowed host, or on any host where ALLOWED_HOSTS is `*`, open a socket
+    with its visitor's cookie. A handshake with no Origin header comes from a non-browser
+    client, which cannot be tricked into sending someone else's cookie; its auth is checked
+    anyway.
     """
 
     def __init__(self, inner):  # noqa: ANN001
         self.inner = inner
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
+        host = _header(scope, b"host")
         origin = _header(scope, b"origin")
-        if origin is not None and not self._allowed(origin, scope):
+        if (host is not None and not host_allowed(host)) or (
+            origin is not None and not origin_allowed(origin, host, secure_handshake(scope))
+        ):
             return await WebsocketDenier()(scope, receive, send)
         return await self.inner(scope, receive, send)
 
-    @staticmethod
-    def _allowed(origin: str, scope: dict) -> bool:
-        parsed = urlparse(origin)
-        if parsed.hostname is None:
-            return False
-        if origin in settings.CSRF_TRUSTED_ORIGINS:
-            return True
-        # Same host as the handshake itself (the page and the socket share a server).
-        host = _header(scope, b"host")
-        if host and parsed.netloc == host:
-            return True
-        return validate_host(parsed.hostname, settings.ALLOWED_HOSTS)
+
+def host_allowed(host: str) -> bool:
+    """Whether a Host header names this server, as Django's `HttpRequest.get_host` decides."""
+    domain, _port = split_domain_port(host)
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:
+        allowed = [".localhost", "127.0.0.1", "[::1]"]  # Django's own default under DEBUG
+    return bool(domain) and validate_host(domain, allowed)
+
+
+def secure_handshake(scope: dict) -> bool:
+    """Whether the handshake came over TLS: `wss`, or a proxy that says so in the header
+    SECURE_PROXY_SSL_HEADER names (as `HttpRequest.is_secure` reads it)."""
+    if scope.get("scheme") in ("wss", "https"):
+        return True
+    proxy = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if not proxy:
+        return False
+    name, expected = proxy
+    header = name.removeprefix("HTTP_").lower().replace("_", "-").encode("latin1")
+    value = _header(scope, header)
+    return value is not None and value.split(",", 1)[0].strip() == expected
+
+
+def origin_allowed(origin: str, host: str | None, secure: bool) -> bool:
+    """Whether a browser page at `origin` may open a socket here, as Django's
+    `CsrfViewMiddleware` decides whether it may write: this site itself, or a trusted one."""
+    origin = origin.lower()
+    trusted = [o.lower() for o in settings.CSRF_TRUSTED_ORIGINS]
+    if origin in trusted:
+        return True
+    if host is not None and origin == f"{'https' if secure else 'http'}://{host.lower()}":
+        return True
+    parsed = urlparse(origin)
+    if parsed.hostname is None:
+        return False
+    wildcards = [urlparse(entry) for entry in trusted if "*" in entry]
+    return any(
+        wild.scheme == parsed.scheme and is_same_domain(parsed.netloc, wild.netloc.lstrip("*"))
+        for wild in wildcards
+    )
 
 
 def session_group(session_key: str) -> str:

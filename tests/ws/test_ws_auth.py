@@ -10,6 +10,7 @@ from django.conf import settings
 
 from games import clock
 from server.asgi import application
+from server.ws_auth import host_allowed, origin_allowed, secure_handshake
 from tests.ws.helpers import track
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -150,3 +151,89 @@ async def _token(user) -> str:  # noqa: ANN001
     from channels.db import database_sync_to_async
 
     return await database_sync_to_async(lambda: user.auth_token.key)()
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "secure", "trusted", "allowed"),
+    [
+        ("http://testserver", "testserver", False, [], True),
+        ("http://127.0.0.1:8000", "127.0.0.1:8000", False, [], True),
+        ("HTTP://TestServer", "testserver", False, [], True),
+        # Another port or scheme of the same host is another site (CSRF refuses its writes).
+        ("http://127.0.0.1:9999", "127.0.0.1:8000", False, [], False),
+        ("https://127.0.0.1:8000", "127.0.0.1:8000", False, [], False),
+        ("http://arena.example", "arena.example", True, [], False),
+        ("https://arena.example", "arena.example", True, [], True),
+        ("http://localhost:8000", "127.0.0.1:8000", False, [], False),
+        ("null", "testserver", False, [], False),
+        ("https://app.example", "testserver", False, ["https://app.example"], True),
+        ("https://a.b.example", "testserver", False, ["https://*.b.example"], True),
+        ("http://a.b.example", "testserver", False, ["https://*.b.example"], False),
+        ("https://evil.example", "testserver", False, ["https://*.b.example"], False),
+        ("https://evil.example", None, False, [], False),
+    ],
+)
+def test_an_origin_is_allowed_as_csrf_allows_a_write(
+    origin, host, secure, trusted, allowed, settings
+):  # noqa: ANN001, E501
+    settings.CSRF_TRUSTED_ORIGINS = trusted
+    assert origin_allowed(origin, host, secure) is allowed
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed_hosts", "allowed"),
+    [
+        ("testserver", ["testserver"], True),
+        ("127.0.0.1:8000", ["127.0.0.1"], True),
+        ("evil.example", ["127.0.0.1", "testserver"], False),
+        ("a.arena.example", [".arena.example"], True),
+        ("evil.example", ["*"], True),
+        ("bad host", ["*"], False),
+    ],
+)
+def test_a_host_is_allowed_as_django_allows_a_request(host, allowed_hosts, allowed, settings):  # noqa: ANN001
+    settings.ALLOWED_HOSTS = allowed_hosts
+    assert host_allowed(host) is allowed
+
+
+@pytest.mark.parametrize(
+    ("headers", "scheme", "secure"),
+    [
+        ([], "ws", False),
+        ([], "wss", True),
+        ([(b"x-forwarded-proto", b"https")], "ws", True),
+        ([(b"x-forwarded-proto", b"http")], "ws", False),
+    ],
+)
+def test_a_handshake_is_secure_over_tls_or_as_the_proxy_says(headers, scheme, secure, settings):  # noqa: ANN001
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert secure_handshake({"scheme": scheme, "headers": headers}) is secure
+
+
+async def test_a_page_on_another_port_of_this_host_cannot_ride_on_the_cookie(user):  # noqa: ANN001
+    """The handshake a page at http://testserver:9999 makes with its visitor's cookie."""
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    client = Client()
+    await sync_to_async(client.force_login)(user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    comm = communicator(
+        "/ws/echo",
+        [
+            (b"cookie", cookie.encode()),
+            (b"origin", b"http://testserver:9999"),
+            (b"host", b"testserver"),
+        ],
+    )
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+async def test_a_handshake_for_a_host_not_served_is_denied(user):  # noqa: ANN001
+    key = await _token(user)
+    comm = communicator(
+        "/ws/echo", [(b"authorization", f"Token {key}".encode()), (b"host", b"evil.example")]
+    )
+    connected, _ = await comm.connect()
+    assert not connected
