@@ -39,10 +39,25 @@ class WireFrame(NamedTuple):
     t: str
     v: int | None
     text: str
+    # A state of a game that has ended. A resign ends a game without changing its version, so
+    # a state of the same version that is still playing is older (state_order).
+    ended: bool = False
 
 
 def wire(frame: dict[str, Any]) -> WireFrame:
-    return WireFrame(frame["t"], frame.get("v"), encode(frame))
+    return WireFrame(frame["t"], frame.get("v"), encode(frame), _ended(frame))
+
+
+def _ended(frame: dict[str, Any]) -> bool:
+    return frame["t"] == "state" and frame["d"]["status"] != "playing"
+
+
+def state_order(v: int, ended: bool) -> tuple[int, bool]:
+    """Where a state stands in its game's history: by version, and within one version the
+    ending after the play (a resign keeps the version). Two writers' states can reach a socket
+    in either order (a move's batch and a resign on a thread, each fanning out when it has
+    committed); a socket that has one never shows an earlier one after it."""
+    return (v, ended)
 
 
 def may_reach_others(layer: Any, game_id: int, exclude: str | None) -> bool:
@@ -65,6 +80,7 @@ async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = Non
                 "text": frame.text,
                 "t": frame.t,
                 "v": frame.v,
+                "ended": frame.ended,
                 "exclude": exclude,
             },
         )

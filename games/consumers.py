@@ -17,7 +17,7 @@ import orjson
 from django.conf import settings
 
 from games import services, socket_calls
-from games.broadcast import encode, game_group, send_to_game
+from games.broadcast import encode, game_group, send_to_game, state_order
 from games.move_batcher import MoveBatcher
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
@@ -226,6 +226,7 @@ class GameConsumer(JsonFrameConsumer):
 
     frame_types = ("move", "undo", "resign", "sync", "ping")
     batcher: MoveBatcher | None = None  # the loop's, looked up at this socket's first move
+    ended = False  # whether the last state this socket was sent is of an ended game
 
     async def on_connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
@@ -241,6 +242,7 @@ class GameConsumer(JsonFrameConsumer):
         if isinstance(loaded, AppError):
             return await self.refuse_socket(loaded, msg_id)
         owner_id, self.version, frame = loaded
+        self.ended = frame["d"]["status"] != "playing"
         self.is_owner = owner_id == self.user.id
         self.refusal = None
         await self.send_frame(frame)
@@ -251,9 +253,11 @@ class GameConsumer(JsonFrameConsumer):
         if event.get("exclude") == self.channel_name or self.refusal is not None:
             return
         if event["t"] == "state":
-            if event["v"] < self.version:
+            shown = state_order(self.version, self.ended)
+            ended = event.get("ended", False)
+            if state_order(event["v"], ended) < shown:
                 return  # older than what this socket has (it loaded it, or heard it already)
-            self.version = event["v"]
+            self.version, self.ended = event["v"], ended
         await self.send(text_data=event["text"])
 
     async def on_sync(self, data: dict) -> None:
@@ -262,6 +266,7 @@ class GameConsumer(JsonFrameConsumer):
         loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
         if not isinstance(loaded, AppError):
             _, self.version, frame = loaded
+            self.ended = frame["d"]["status"] != "playing"
             await self.send_frame(frame)
 
     async def on_move(self, data: dict) -> None:
@@ -321,7 +326,10 @@ class GameConsumer(JsonFrameConsumer):
             # The error names the current version, but this socket has not been sent that
             # state: its version stays, so the states in between still reach it from the group.
             return await self._refuse(data, result.code, result.detail, **result.extra)
+        # The state, then the result if the game ended (events.frames_for). Nothing from the
+        # group reached this socket meanwhile: a consumer handles one message at a time.
         self.version, frames = result
+        self.ended = frames[0].ended
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])
         for frame in frames:

@@ -458,3 +458,33 @@ async def test_a_socket_refused_at_connect_hears_none_of_the_games_moves(user, o
     assert played.status_code == 200
     assert (await recv(refused))["v"] == 2
     await refused.disconnect()
+
+
+async def test_a_state_of_a_resigned_version_still_playing_is_not_shown_after_the_end(
+    user,
+    other_user,  # noqa: ANN001
+):
+    """A resign ends a game at the version it stands at. A move committed just before it, on
+    another socket of its owner, fans out when its batch is done, which can be after the
+    resign's frames went out: every socket that has the ending drops that older state."""
+    from games.broadcast import WireFrame, send_to_game
+
+    game = await practice(user)
+    owner = await connect(f"/ws/games/{game.pk}", user)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    first = await recv(owner)
+    await recv(watcher)
+    await send(owner, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": 1})
+    await recv_until(owner, "state")
+    played = await recv_until(watcher, "state")
+    await send(owner, "resign", {"id": 2})
+    for sock in (owner, watcher):
+        ended = await recv_until(sock, "state")
+        assert (ended["v"], ended["d"]["status"]) == (1, "resigned")
+        assert (await recv(sock))["t"] == "result"
+
+    late = WireFrame("state", 1, json.dumps(played), ended=False)  # the move's, late
+    await send_to_game(game.pk, late)
+    assert await owner.receive_nothing(0.3) and await watcher.receive_nothing(0.3)
+    await owner.disconnect()
+    await watcher.disconnect()
