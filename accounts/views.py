@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from django.contrib import admin
-from django.contrib.auth import authenticate, login, logout
+from django.contrib.auth import SESSION_KEY, authenticate, login, logout
 from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
@@ -26,7 +26,7 @@ from accounts.serializers import (
 from server.errors import AppError
 from server.json_input import validated
 from server.openapi import BAD_TOKEN, BODY, SIGNED_IN, errors
-from server.ws_auth import end_session_sockets
+from server.ws_auth import end_session_sockets, session_key_changed
 
 # Sign-up and sign-in: a malformed body, and the throttle on guessing (AuthThrottle).
 CREDENTIALS = ("invalid", "rate_limited")
@@ -159,7 +159,10 @@ class SessionLoginView(APIView):
     )
     def post(self, request: Request) -> Response:
         user = _authenticate(request)
-        login(request._request, user)
+        session = request._request.session
+        old_key, old_user = session.session_key, session.get(SESSION_KEY)
+        login(request._request, user)  # a new session key: the old one is gone
+        session_key_changed(old_key, session.session_key, old_user == str(user.pk))
         return Response({"username": user.username, "token": services.token_for(user).key})
 
 

@@ -139,6 +139,16 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         """The session this socket signed in with has signed out, or its token was revoked."""
         await self.close(code=CLOSE_UNAUTHENTICATED)
 
+    async def sign_in_moved(self, event: dict) -> None:
+        """The session this socket signed in with signed in again, under a new key
+        (server.ws_auth.session_key_changed): follow it, so its sign-out reaches this socket."""
+        old = getattr(self, "sign_in_group", None)
+        if old is None or self.closing:
+            return
+        self.sign_in_group = event["group"]
+        await self.channel_layer.group_add(self.sign_in_group, self.channel_name)
+        await self.channel_layer.group_discard(old, self.channel_name)
+
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "sign_in_group"):
             await self.channel_layer.group_discard(self.sign_in_group, self.channel_name)

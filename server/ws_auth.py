@@ -170,6 +170,22 @@ def end_session_sockets(session_key: str | None) -> None:
         _end_sockets(session_group(session_key))
 
 
+def session_key_changed(old_key: str | None, new_key: str | None, same_user: bool) -> None:
+    """A sign-in replaced a browser session's key (Django's `login` cycles it, or flushes the
+    session for another user): the sockets that signed in with the old key follow the new one
+    if it is the same user's, so signing out later still closes them; another user's sign-in
+    ends the old session, and its sockets close with 4401 as at a sign-out."""
+    if not old_key or old_key == new_key:
+        return
+    if not same_user or not new_key:
+        return end_session_sockets(old_key)
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(
+            session_group(old_key), {"type": "sign_in.moved", "group": session_group(new_key)}
+        )
+
+
 def end_token_sockets(key: str) -> None:
     """Close every socket signed in with this API token, on any server process: a revoked
     token must not go on playing through a socket it opened."""

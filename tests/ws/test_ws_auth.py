@@ -237,3 +237,52 @@ async def test_a_handshake_for_a_host_not_served_is_denied(user):  # noqa: ANN00
     )
     connected, _ = await comm.connect()
     assert not connected
+
+
+async def _session_socket(client, path: str):  # noqa: ANN001, ANN202
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    comm = communicator(
+        path,
+        [(b"cookie", cookie.encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")],
+    )
+    assert (await comm.connect())[0]
+    return comm
+
+
+async def _sign_in(client, user) -> None:  # noqa: ANN001
+    from asgiref.sync import sync_to_async
+
+    body = {"username": user.username, "password": "correct-horse-9"}
+    res = await sync_to_async(client.post)("/api/auth/login", body, content_type="application/json")
+    assert res.status_code == 200
+
+
+async def test_another_users_sign_in_in_the_same_browser_closes_the_old_sessions_sockets(
+    user,
+    other_user,  # noqa: ANN001
+):
+    """Signing in as bob where alice was signed in ends alice's session (Django flushes it):
+    a socket that rode on her cookie must not go on playing as her."""
+    from django.test import Client
+
+    client = Client()
+    await _sign_in(client, user)
+    alice = await _session_socket(client, "/ws/echo")
+    await _sign_in(client, other_user)
+    assert await alice.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
+async def test_signing_in_again_keeps_the_sockets_and_a_later_sign_out_still_closes_them(user):  # noqa: ANN001
+    """The same user signing in again gets a new session key; the sockets opened with the
+    old one stay open and follow the new one, so signing out closes them."""
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    client = Client()
+    await _sign_in(client, user)
+    sock = await _session_socket(client, "/ws/echo")
+    await _sign_in(client, user)
+    await sock.send_to(text_data="still here")
+    assert await sock.receive_from() == "still here"
+    assert (await sync_to_async(client.post)("/api/auth/logout")).status_code == 204
+    assert await sock.receive_output() == {"type": "websocket.close", "code": 4401}
