@@ -23,6 +23,7 @@ import json
 import logging
 import struct
 import time
+from http import HTTPStatus
 from typing import Any
 
 import daphne.server
@@ -30,11 +31,13 @@ from autobahn.exception import Disconnected
 from daphne.cli import CommandLineInterface
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
+from twisted.web import http
 
 from server.body_rules import body_refusal
 from server.lean_consumer import SEND_MANY
 
 log = logging.getLogger(__name__)
+_PHRASES = {status.value: status.phrase.encode("ascii") for status in HTTPStatus}
 
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
 _CLOSE_FRAME_HEAD = b"\x88"  # FIN, opcode 8 (close)
@@ -277,6 +280,14 @@ class ProjectWebRequest(WebRequest):
     # Set from MAX_REQUEST_BYTES when the server starts (ProjectServer.run); 0: no limit.
     body_limit = 0
     refused = False
+
+    def setResponseCode(self, code: int, message: bytes | None = None) -> None:  # noqa: N802
+        """As Twisted's, with a reason phrase for the codes its table lacks: a 429 went out
+        as `429 Unknown Status`."""
+        if message is None and code not in http.RESPONSES and code in _PHRASES:
+            message = _PHRASES[code]
+        super().setResponseCode(code, message)
+
     closing_refused = False
     _linger: Any = None
 

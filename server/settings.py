@@ -329,6 +329,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
+        # Django's own configuration gives "django" a console handler of its own under DEBUG,
+        # and the record went on to the root's as well: every warning printed twice.
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.db.backends": {"level": "INFO"},
         "django.security.DisallowedHost": {"filters": ["without_traceback"]},
     },

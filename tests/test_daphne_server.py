@@ -292,3 +292,20 @@ def test_pings_past_the_rate_go_unanswered(monkeypatch):  # noqa: ANN001
         protocol.onPing(b"p")
     pongs = [f for f in parse_frames(transport.value()) if f.opcode == Opcode.PONG]
     assert len(pongs) == 5
+
+
+@pytest.mark.parametrize(
+    ("code", "phrase"), [(429, b"Too Many Requests"), (200, b"OK"), (599, b"Unknown Status")]
+)
+def test_a_response_has_its_reason_phrase(code: int, phrase: bytes):
+    from twisted.web import http
+    from twisted.web.test.requesthelper import DummyChannel
+
+    from server.daphne_server import ProjectWebRequest
+
+    channel = DummyChannel()
+    channel.factory = None  # daphne's request reads its server from the channel's factory
+    request = ProjectWebRequest.__new__(ProjectWebRequest)
+    http.Request.__init__(request, channel)
+    request.setResponseCode(code)
+    assert request.code_message == phrase

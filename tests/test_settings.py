@@ -39,3 +39,21 @@ def test_a_batch_count_is_read_or_defaults(monkeypatch):  # noqa: ANN001
     assert env_count("GAME_LOOP_BATCHES", 2) == 2
     monkeypatch.setenv("GAME_LOOP_BATCHES", "3")
     assert env_count("GAME_LOOP_BATCHES", 2) == 3
+
+
+@pytest.mark.parametrize("debug", ["1", "0"])
+def test_a_django_warning_is_logged_once(debug: str):
+    """Under DEBUG, Django's own console handler and the root's both printed it."""
+    code = (
+        "import django, logging; django.setup(); "
+        "logging.getLogger('django.request').warning('Not Found: /nowhere')"
+    )
+    run = run_python(
+        code,
+        DJANGO_SETTINGS_MODULE="server.settings",
+        DEBUG=debug,
+        SECRET_KEY="x" * 50,
+        SQLITE_PATH="/tmp/unused.sqlite3",
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("Not Found: /nowhere") == 1, run.stderr
