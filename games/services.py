@@ -261,6 +261,10 @@ def _check_owner(game: Game | None, game_id: int, user) -> None:  # noqa: ANN001
 def _check_playable(game: Game, v: int | None) -> None:
     if game.finished:
         raise AppError("game_over", f"This game is over ({game.status}).")
+    _check_day_and_version(game, v)
+
+
+def _check_day_and_version(game: Game, v: int | None) -> None:
     if game.day_over:
         raise AppError("game_over", "The day is over: your ranked attempt counts as it stands.")
     if v is not None and v != game.version:
@@ -711,9 +715,17 @@ def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
     In a ranked attempt a move that turned a face-down card up (a `draw`, or a play from
     Barricade A's stock, whose next card then shows) cannot be undone: undoing it would let the
     player look at the stock and take the look back.
+
+    A practice game that is stuck is not over for good: undo takes back the move that left no
+    move, and the game plays on (practice is for trying another line). A ranked attempt's
+    ending stands, as does any game won or resigned.
     """
     with locked_game(game_id, user) as game:
-        _check_playable(game, v)
+        reopening = game.status == Game.Status.STUCK and not game.ranked
+        if reopening:
+            _check_day_and_version(game, v)
+        else:
+            _check_playable(game, v)
         last = _last_standing_move(game)
         if last is None:
             raise AppError("illegal_move", "There is no move to undo.")
@@ -729,7 +741,16 @@ def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
                 "illegal_move",
                 f"In a ranked game the last move ({last}) cannot be undone: it turned a card up.",
             )
+        if reopening:
+            _reopen(game)
         return _record(game, previous, UNDO)
+
+
+def _reopen(game: Game) -> None:
+    """Make a stuck practice game playing again, in this transaction, before its undo is
+    written (the write updates only a game still playing: _WRITE_BATCH_PG)."""
+    game.status, game.finished_at = "playing", None
+    Game.objects.filter(pk=game.pk).update(status=game.status, finished_at=None)
 
 
 def _last_standing_move(game: Game) -> str | None:

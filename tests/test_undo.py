@@ -85,3 +85,48 @@ def test_a_stored_state_its_moves_do_not_make_is_replayed(user, caplog):  # noqa
         services.undo(game.pk, user, 3)
     assert "replaying" in caplog.text
     assert stored(game.pk) == engine.replay("spanish", 5, moves[:2]).to_dict()
+
+
+# Portuguese deal 1 is stuck after these five moves (found by random play).
+STUCK_LINE = ["t0-t7", "t11-t6", "t2-t10", "t7-t3", "t1-t3"]
+
+
+def stuck_practice(user) -> Game:  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    for v, move in enumerate(STUCK_LINE):
+        services.play_move(game.pk, user, move, v)
+    game.refresh_from_db()
+    assert game.status == "stuck" and game.finished_at is not None
+    return game
+
+
+def test_undo_takes_a_stuck_practice_game_back_into_play(user):  # noqa: ANN001
+    """Practice is for trying another line: the move that left no move is taken back, and
+    the game plays on, as a replay of its history says."""
+    game = stuck_practice(user)
+    outcome = services.undo(game.pk, user, 5)
+    game.refresh_from_db()
+    assert (game.status, game.finished_at, game.version) == ("playing", None, 6)
+    assert outcome.state.legal_moves() and not outcome.finished
+    assert stored(game.pk) == replayed(game.pk).to_dict()
+    other = next(m for m in outcome.state.legal_moves() if m != STUCK_LINE[-1])
+    services.play_move(game.pk, user, other, 6)  # and it plays on
+    assert Game.objects.get(pk=game.pk).version == 7
+
+
+def test_a_stale_undo_of_a_stuck_game_changes_nothing(user):  # noqa: ANN001
+    game = stuck_practice(user)
+    with pytest.raises(AppError) as info:
+        services.undo(game.pk, user, 4)
+    assert info.value.code == "stale_version"
+    game.refresh_from_db()
+    assert (game.status, game.version) == ("stuck", 5)
+
+
+def test_a_resigned_or_won_game_stays_over(user):  # noqa: ANN001
+    game = services.start_practice(user, "portuguese", 1)
+    services.play_move(game.pk, user, STUCK_LINE[0], 0)
+    services.resign(game.pk, user)
+    with pytest.raises(AppError) as info:
+        services.undo(game.pk, user, 1)
+    assert info.value.code == "game_over"

@@ -8,6 +8,7 @@ from unittest.mock import ANY
 
 import pytest
 from django.db import IntegrityError
+from django.utils import timezone
 
 from games import clock, daily, engine, services
 from games.certification import WINNABLE
@@ -528,3 +529,16 @@ def test_tidy_line_keeps_the_result_in_fewer_moves(variant):  # noqa: ANN001
     tidy = tidy_line(variant, 9, line)
     assert engine.replay(variant, 9, tidy).foundation_count == best
     assert len(tidy) < len(line)
+
+
+def test_a_stuck_ranked_attempt_cannot_be_undone(api):  # noqa: ANN001
+    """A stuck practice game may be taken back into play; a ranked attempt's ending stands."""
+    game = play(api).json()
+    move = game["state"]["legal_moves"][0]
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 200
+    # As if that move left none.
+    Game.objects.filter(pk=game["id"]).update(status="stuck", finished_at=timezone.now())
+    res = api.post(f"/api/games/{game['id']}/undo", {"v": 1}, format="json")
+    assert res.status_code == 409 and res.json()["code"] == "game_over"
+    assert Game.objects.get(pk=game["id"]).status == "stuck"

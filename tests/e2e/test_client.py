@@ -841,3 +841,32 @@ def test_a_refusal_names_cards_and_piles_as_the_table_does(open_page, server: Se
         )
         == "3 of Hearts on Tableau 3"
     )
+
+
+def test_a_stuck_practice_game_is_taken_back_into_play_by_undo(open_page, server: Server) -> None:
+    """No moves left in practice: the result dialog offers to take the last move back, and
+    the game plays on; the Undo button does the same once the dialog is closed."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
+    gid = game["id"]
+    stuck_line = ["t0-t7", "t11-t6", "t2-t10", "t7-t3", "t1-t3"]  # tests/test_undo.py
+    play_rest(server, gid, token, stuck_line[:-1])
+    page = open_page()
+    log_in(page, name, f"/#/play/{gid}")
+    wait_live(page, gid)
+    play_rest(server, gid, token, stuck_line[-1:], v=4)  # from another tab: the page hears it
+    dialog = page.get_by_test_id("result")
+    expect(dialog).to_have_attribute("data-status", "stuck")
+    page.get_by_test_id("result-undo").click()
+    wait_version(page, 6)
+    expect(page.get_by_test_id("status")).to_have_text("Playing")
+    expect(page.get_by_test_id("game-over")).to_be_hidden()
+    assert rest_game(server, gid, token)["status"] == "playing"
+
+    play_rest(server, gid, token, stuck_line[-1:], v=6)  # stuck again: a new dialog
+    expect(page.get_by_test_id("result")).to_have_attribute("data-status", "stuck")
+    page.get_by_test_id("result-close").click()
+    expect(page.get_by_test_id("undo")).to_be_enabled()
+    page.get_by_test_id("undo").click()
+    wait_version(page, 8)
+    expect(page.get_by_test_id("status")).to_have_text("Playing")

@@ -388,12 +388,16 @@ async function practiceView() {
 
 // ---- a game, with the result screen and (for a daily) its leaderboard ----------------------
 
-function resultDialog(d, game, variant, readOnly = false) {
+function resultDialog(d, game, variant, view) {
+  const readOnly = view.readOnly;
   const won = d.status === "won";
   const title = readOnly
     ? `${game.owner}: ${statusText(d.status).toLowerCase()}`
     : won ? "You won!" : d.status === "stuck" ? "No moves left" : statusText(d.status);
   const closeBtn = h("button", { type: "button", class: "primary", "data-testid": "result-close" }, "Close");
+  // Stuck in practice: the move that left no move may be taken back (the server reopens it).
+  const undoBtn = view.reopenable({ status: d.status })
+    ? h("button", { type: "button", "data-testid": "result-undo" }, "Undo last move") : null;
   const box = h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "result-title" },
     h("h2", { id: "result-title" }, title),
     h("p", { class: "big" }, won ? `All ${variant.cards} cards home.` : d.foundation_cards != null ? `${d.foundation_cards} of ${variant.cards} cards on the foundations.` : ""),
@@ -401,10 +405,11 @@ function resultDialog(d, game, variant, readOnly = false) {
       h("dt", {}, "Moves"), h("dd", { "data-testid": "result-moves" }, String(d.moves)),
       h("dt", {}, "Time"), h("dd", { "data-testid": "result-time" }, formatSeconds(d.seconds)),
       d.rank ? [h("dt", {}, "Rank"), h("dd", { "data-testid": "result-rank" }, `#${d.rank}`)] : null),
-    h("div", { class: "row" }, closeBtn, h("a", { href: "#/", class: "button" }, "Lobby"),
+    h("div", { class: "row" }, closeBtn, undoBtn, h("a", { href: "#/", class: "button" }, "Lobby"),
       game.daily || readOnly ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal")));
   const close = modal(box, { testid: "result", status: d.status });
   closeBtn.addEventListener("click", close);
+  if (undoBtn) undoBtn.addEventListener("click", () => { close(); view.undo(); });
   closeBtn.focus();
   return close;
 }
@@ -422,8 +427,12 @@ function mountGame(game, variant, { readOnly = false, extra = [], onFinished = n
     me: app.me,
     readOnly,
     onFinished: (d, { live, view: v }) => {
-      if (live && !closeDialog) closeDialog = resultDialog(d, game, variant, v.readOnly);
+      if (live && !closeDialog) closeDialog = resultDialog(d, game, variant, v);
       if (onFinished) onFinished(d, live);
+    },
+    onReopened: () => {
+      if (closeDialog) closeDialog();
+      closeDialog = null; // a later ending gets its own dialog
     },
   });
   if (aside) board = new Leaderboard(aside, { date: game.daily.date, variant: game.variant, me: app.me, today: app.today });

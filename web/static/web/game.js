@@ -18,13 +18,14 @@ import { confirmDialog, h, formatSeconds, modalOpen, plural, statusText } from "
 const FLIGHT_TIMEOUT_MS = 10000;
 
 export class GameView {
-  constructor(root, { game, variant, me, readOnly = false, onFinished, onMessage }) {
+  constructor(root, { game, variant, me, readOnly = false, onFinished, onReopened, onMessage }) {
     this.root = root;
     this.game = game;
     this.variant = variant;
     this.me = me;
     this.readOnly = readOnly || !me || game.owner !== me.username;
     this.onFinished = onFinished || (() => {});
+    this.onReopened = onReopened || (() => {});
     this.externalMessage = onMessage;
     this.server = { v: game.v, ...game.state };
     this.status = game.status;
@@ -141,10 +142,16 @@ export class GameView {
     const playing = shown.status === "playing" && !shown.day_over;
     if (!playing) this.dropHint(); // the game is over: no move to point at
     // Offline with an action waiting, nothing more is taken (enqueue): the button says so.
-    this.undoBtn.disabled = !playing || !shown.moves || this.lastMoveRevealed(shown) || this.waitingOffline();
+    this.undoBtn.disabled = !(playing || this.reopenable(shown)) || !shown.moves || this.lastMoveRevealed(shown) || this.waitingOffline();
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
+  }
+
+  // Whether an undo takes this ended game back into play: a practice game that is stuck (the
+  // server reopens it; a ranked attempt's ending stands, as does a win or a resignation).
+  reopenable(shown = this.server) {
+    return !this.readOnly && shown.status === "stuck" && !(this.game.daily && this.game.daily.ranked);
   }
 
   // Whether a ranked attempt's last move turned a card up, which the server will not undo
@@ -230,7 +237,7 @@ export class GameView {
   }
 
   undo() {
-    if (this.readOnly || this.status !== "playing") return;
+    if (this.readOnly || !(this.status === "playing" || this.reopenable())) return;
     this.dropHint();
     this.table.cancel();
     this.enqueue({ kind: "undo" });
@@ -371,6 +378,7 @@ export class GameView {
     }
     const wasPlaying = this.status === "playing";
     this.status = d.status;
+    if (!wasPlaying && d.status === "playing") this.reopened();
     this.render();
     if (wasPlaying && d.status !== "playing" && !this.result) {
       // Finished, but no result frame yet (it follows, or we reconnected after it): fetch.
@@ -424,6 +432,13 @@ export class GameView {
     } catch (err) {
       /* the banner shows what we have */
     }
+  }
+
+  // A stuck practice game taken back into play by an undo (from this tab or another).
+  reopened() {
+    this.result = null;
+    this.bannerEl.hidden = true;
+    this.onReopened();
   }
 
   showFinished(live = false) {
