@@ -173,6 +173,10 @@ class UndoView(APIView):
         request=s.UndoRequestSerializer,
         responses={200: s.GameSerializer, **errors(*GAME_WRITE, *BODY)},
         summary="Undo the last move (it counts as a move)",
+        description="Refused (`game_over`) once the game has ended, except in a practice game "
+        "that is stuck: the move that left no move is taken back and the game plays on. In a "
+        "ranked attempt a move that turned a card up (a draw, a play from Barricade A's stock) "
+        "cannot be undone (`illegal_move`).",
     )
     def post(self, request: Request, game_id: int) -> Response:
         data = validated(s.UndoRequestSerializer, request)
