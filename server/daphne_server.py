@@ -245,6 +245,15 @@ class _Discarded:
     def seek(self, *args: Any) -> None:
         pass
 
+    def tell(self) -> int:
+        """Twisted asks once the whole body is in (`Request.requestReceived`): without it, a
+        body that came whole in the request's first read broke the connection before the
+        answer already written could leave."""
+        return self.seen
+
+    def read(self, *args: Any) -> bytes:
+        return b""  # a form body is parsed from here: there is none
+
     def close(self) -> None:
         pass
 

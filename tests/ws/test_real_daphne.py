@@ -207,14 +207,29 @@ def test_a_body_over_the_limit_is_refused_from_its_headers(server, path):  # noq
     assert took < 5
 
 
-def test_a_chunked_body_is_refused_from_its_headers(server):  # noqa: ANN001
+@pytest.mark.parametrize("whole", [False, True])
+@pytest.mark.parametrize("ctype", ["application/json", "application/x-www-form-urlencoded"])
+def test_a_chunked_body_is_refused_from_its_headers(server, whole, ctype):  # noqa: ANN001
+    """Refused whether the body is still coming or came whole with the headers (then Twisted
+    finishes the request: that broke the connection and the answer with it)."""
     head = (
-        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ctype}\r\n"
         "Transfer-Encoding: chunked\r\n\r\n"
     )
-    answer, _ = _raw_request(server, head, b"10\r\n" + b"x" * 16 + b"\r\n")
+    body = b"10\r\n" + b"x" * 16 + b"\r\n" + (b"0\r\n\r\n" if whole else b"")
+    answer, _ = _raw_request(server, head, body)
     assert answer.startswith(b"HTTP/1.1 411 Length Required\r\n"), answer[:200]
     assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == "length_required"
+
+
+def test_a_whole_body_over_the_limit_sent_with_its_headers_gets_its_413(server):  # noqa: ANN001
+    body = b"x" * 70_000
+    head = (
+        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    answer, _ = _raw_request(server, head, body)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
 
 
 def test_a_client_still_sending_a_large_body_reads_its_413(server):  # noqa: ANN001
