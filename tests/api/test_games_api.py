@@ -237,16 +237,23 @@ def test_undo_at_the_start_is_refused(api):  # noqa: ANN001
     assert res.status_code == 400 and res.json()["code"] == "illegal_move"
 
 
-def test_a_finished_game_cannot_be_undone(api):  # noqa: ANN001
-    """Spanish deal 1 is stuck after seven moves (found by the rules audit): its ending stands."""
+def test_a_stuck_practice_game_is_undone_into_play_and_a_resigned_one_is_not(api):  # noqa: ANN001
+    """Spanish deal 1 is stuck after seven moves (found by the rules audit). In practice the
+    move that left no move is taken back and the game plays on; a resignation stands."""
     game = api.post("/api/games", {"variant": "spanish", "deal": 1}, format="json").json()
     moves = ["t12-t0", "t2-t10", "t8-t12", "t6-t2", "t6-t8", "t11-t8", "t11-t2"]
     for v, move in enumerate(moves):
         body = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": v}, format="json")
     assert body.json()["state"]["status"] == "stuck" and body.json()["v"] == 7
     res = api.post(f"/api/games/{game['id']}/undo", {"v": 7}, format="json")
+    assert res.status_code == 200, res.json()
+    body = res.json()
+    assert (body["v"], body["status"], body["finished_at"]) == (8, "playing", None)
+    assert body["state"]["legal_moves"] and body["state"]["last_move"] == "undo"
+    assert api.post(f"/api/games/{game['id']}/resign").status_code == 200
+    res = api.post(f"/api/games/{game['id']}/undo", {"v": 8}, format="json")
     assert res.status_code == 409 and res.json()["code"] == "game_over"
-    assert api.get(f"/api/games/{game['id']}").json()["v"] == 7
+    assert api.get(f"/api/games/{game['id']}").json()["v"] == 8
 
 
 def test_resign_ends_the_game_and_further_moves_are_game_over(api):  # noqa: ANN001
