@@ -19,6 +19,28 @@ from websockets.sync.client import connect
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def parse_frames(data: bytes) -> list:
+    """The server frames in `data`, read by another implementation (the websockets library's,
+    as a client reads them: unmasked); a frame cut short at the end is left out."""
+    from websockets.frames import Frame
+    from websockets.streams import StreamReader
+
+    reader = StreamReader()
+    reader.feed_data(data)
+    reader.feed_eof()
+    frames = []
+    while reader.buffer:
+        parser = Frame.parse(reader.read_exact, mask=False)
+        try:
+            while True:
+                next(parser)
+        except StopIteration as done:
+            frames.append(done.value)
+        except EOFError:
+            break
+    return frames
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -9,8 +9,7 @@ import pytest
 from autobahn.exception import Disconnected
 from twisted.internet.abstract import FileDescriptor
 from twisted.internet.testing import StringTransport
-from websockets.frames import Frame, Opcode
-from websockets.streams import StreamReader
+from websockets.frames import Opcode
 
 from server.daphne_server import (
     ProjectServer,
@@ -20,7 +19,7 @@ from server.daphne_server import (
     unsent_bytes,
 )
 from server.lean_consumer import SEND_MANY, LeanWebsocketConsumer
-from tests.live_server import run_python
+from tests.live_server import parse_frames, run_python
 
 # Payload sizes on each side of the three length encodings (RFC 6455, 5.2).
 SIZES = (0, 1, 125, 126, 65535, 65536)
@@ -53,23 +52,6 @@ def open_protocol(
     protocol.makeConnection(transport)
     protocol.state = protocol.STATE_OPEN  # as after the opening handshake
     return protocol, transport
-
-
-def parse_frames(data: bytes) -> list[Frame]:
-    """The frames in `data`, read by another implementation (the websockets library's, as a
-    client reads them: unmasked)."""
-    reader = StreamReader()
-    reader.feed_data(data)
-    reader.feed_eof()
-    frames = []
-    while reader.buffer:
-        parser = Frame.parse(reader.read_exact, mask=False)
-        try:
-            while True:
-                next(parser)
-        except StopIteration as done:
-            frames.append(done.value)
-    return frames
 
 
 @pytest.mark.parametrize("size", SIZES)

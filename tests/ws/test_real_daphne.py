@@ -12,6 +12,7 @@ from websockets.exceptions import ConnectionClosed
 from tests.live_server import (
     Daphne,
     migrate,
+    parse_frames,
     play_first_moves,
     recv,
     register,
@@ -314,31 +315,10 @@ def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(serve
         with contextlib.suppress(ConnectionResetError):
             while chunk := sock.recv(65536):
                 received += chunk
-    frames = _frames_in(received)
+    frames = parse_frames(received)
     closes = [Close.parse(f.data) for f in frames if f.opcode == Opcode.CLOSE]
     assert all((c.code, c.reason) == (4429, "Too many frames waiting: slow down.") for c in closes)
     assert len(frames) < 1024  # the backlog was dropped, not worked through
     assert server.call("GET", "/api/health")[0] == 200
     logged = server.log.read_text()
     assert f"127.0.0.1:{port} with 4429: " in logged, logged[-2000:]
-
-
-def _frames_in(data: bytes) -> list:
-    """The whole server frames at the start of `data` (a frame cut short is left out)."""
-    from websockets.frames import Frame
-    from websockets.streams import StreamReader
-
-    reader = StreamReader()
-    reader.feed_data(data)
-    reader.feed_eof()
-    frames = []
-    while reader.buffer:
-        parser = Frame.parse(reader.read_exact, mask=False)
-        try:
-            while True:
-                next(parser)
-        except StopIteration as done:
-            frames.append(done.value)
-        except EOFError:
-            break
-    return frames
