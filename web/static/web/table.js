@@ -141,7 +141,12 @@ export class Table {
     }
     this.root.classList.toggle("top-split", top.split);
     this.root.style.setProperty("--topw", `${top.topw}px`);
-    this.root.style.setProperty("--topmax", top.balance ? `${top.balance}px` : "none");
+    // One row of piles narrower than the table (cards shrunk for a long pile): the top row
+    // takes the tableau's width, so that its ends line up with the tableau's columns.
+    const tableauWidth = cols * colw + (cols - 1) * gap;
+    const aligned = top.lines === 1 && cols === n && slots * (top.topw + gap) - gap <= tableauWidth;
+    const topmax = top.balance || (aligned ? tableauWidth : 0);
+    this.root.style.setProperty("--topmax", topmax ? `${topmax}px` : "none");
     this.root.style.setProperty("--cols", String(cols));
     this.root.style.setProperty("--colw", `${colw}px`);
     this.root.style.setProperty("--gap", `${gap}px`);
