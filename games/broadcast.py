@@ -45,10 +45,11 @@ class WireFrame(NamedTuple):
 
 
 def wire(frame: dict[str, Any]) -> WireFrame:
-    return WireFrame(frame["t"], frame.get("v"), encode(frame), _ended(frame))
+    return WireFrame(frame["t"], frame.get("v"), encode(frame), ended(frame))
 
 
-def _ended(frame: dict[str, Any]) -> bool:
+def ended(frame: dict[str, Any]) -> bool:
+    """Whether a frame is a state of a game that has ended."""
     return frame["t"] == "state" and frame["d"]["status"] != "playing"
 
 

@@ -17,7 +17,7 @@ import orjson
 from django.conf import settings
 
 from games import services, socket_calls
-from games.broadcast import encode, game_group, send_to_game, state_order
+from games.broadcast import encode, ended, game_group, send_to_game, state_order
 from games.move_batcher import MoveBatcher
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
@@ -242,7 +242,7 @@ class GameConsumer(JsonFrameConsumer):
         if isinstance(loaded, AppError):
             return await self.refuse_socket(loaded, msg_id)
         owner_id, self.version, frame = loaded
-        self.ended = frame["d"]["status"] != "playing"
+        self.ended = ended(frame)
         self.is_owner = owner_id == self.user.id
         self.refusal = None
         await self.send_frame(frame)
@@ -254,10 +254,10 @@ class GameConsumer(JsonFrameConsumer):
             return
         if event["t"] == "state":
             shown = state_order(self.version, self.ended)
-            ended = event.get("ended", False)
-            if state_order(event["v"], ended) < shown:
+            over = event.get("ended", False)
+            if state_order(event["v"], over) < shown:
                 return  # older than what this socket has (it loaded it, or heard it already)
-            self.version, self.ended = event["v"], ended
+            self.version, self.ended = event["v"], over
         await self.send(text_data=event["text"])
 
     async def on_sync(self, data: dict) -> None:
@@ -266,7 +266,7 @@ class GameConsumer(JsonFrameConsumer):
         loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
         if not isinstance(loaded, AppError):
             _, self.version, frame = loaded
-            self.ended = frame["d"]["status"] != "playing"
+            self.ended = ended(frame)
             await self.send_frame(frame)
 
     async def on_move(self, data: dict) -> None:

@@ -157,10 +157,14 @@ def sign_in_group(scope: dict) -> str | None:
     return session_group(session.session_key) if session and session.session_key else None
 
 
-def _end_sockets(group: str) -> None:
+def _tell_sockets(group: str, message: dict) -> None:
     layer = get_channel_layer()
     if layer is not None:
-        async_to_sync(layer.group_send)(group, {"type": "sign_in.ended"})
+        async_to_sync(layer.group_send)(group, message)
+
+
+def _end_sockets(group: str) -> None:
+    _tell_sockets(group, {"type": "sign_in.ended"})
 
 
 def end_session_sockets(session_key: str | None) -> None:
@@ -179,11 +183,9 @@ def session_key_changed(old_key: str | None, new_key: str | None, same_user: boo
         return
     if not same_user or not new_key:
         return end_session_sockets(old_key)
-    layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(
-            session_group(old_key), {"type": "sign_in.moved", "group": session_group(new_key)}
-        )
+    _tell_sockets(
+        session_group(old_key), {"type": "sign_in.moved", "group": session_group(new_key)}
+    )
 
 
 def end_token_sockets(key: str) -> None:

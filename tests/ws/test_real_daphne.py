@@ -174,6 +174,14 @@ def test_default_rate_limit_spares_a_fast_bot_and_closes_a_flood_4429(server):  
     assert "pong" in codes and "rate_limited" in codes
 
 
+def _json_post(length: int, path: str = "/api/games", extra: str = "") -> str:
+    """The head of a JSON POST announcing a body of `length` bytes (`extra`: more headers)."""
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\n{extra}\r\n"
+    )
+
+
 def _raw_request(server, head: str, body: bytes = b"") -> tuple[bytes, float]:  # noqa: ANN001
     """Send a request's head (and what body is given) on a raw socket; what comes back before
     the server closes it, and how long that took."""
@@ -193,10 +201,7 @@ def _raw_request(server, head: str, body: bytes = b"") -> tuple[bytes, float]:  
 def test_a_body_over_the_limit_is_refused_from_its_headers(server, path):  # noqa: ANN001
     """A Content-Length of a gigabyte with no body behind it: answered at once with the API's
     413, the connection closed, not held until the client has sent (or given up on) it all."""
-    head = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        "Content-Length: 1000000000\r\n\r\n"
-    )
+    head = _json_post(1_000_000_000, path)
     answer, took = _raw_request(server, head, b"{" * 1000)
     status_line, _, rest = answer.partition(b"\r\n")
     assert status_line == b"HTTP/1.1 413 Content Too Large", answer[:200]
@@ -225,10 +230,7 @@ def test_a_chunked_body_is_refused_from_its_headers(server, whole, ctype):  # no
 
 def test_a_whole_body_over_the_limit_sent_with_its_headers_gets_its_413(server):  # noqa: ANN001
     body = b"x" * 70_000
-    head = (
-        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    )
+    head = _json_post(len(body))
     answer, _ = _raw_request(server, head, body)
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
 
@@ -250,10 +252,7 @@ def test_a_client_still_sending_a_large_body_reads_its_413(server):  # noqa: ANN
 
 
 def test_an_early_refusal_sends_no_100_continue_and_no_body_to_a_head(server):  # noqa: ANN001
-    expecting = (
-        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        "Content-Length: 900000\r\nExpect: 100-continue\r\n\r\n"
-    )
+    expecting = _json_post(900_000, extra="Expect: 100-continue\r\n")
     answer, _ = _raw_request(server, expecting)
     assert answer.startswith(b"HTTP/1.1 413 ") and b"100 Continue" not in answer, answer
     head = "HEAD /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 900000\r\n\r\n"
@@ -265,10 +264,7 @@ def test_a_body_at_the_limit_still_reaches_the_api(server):  # noqa: ANN001
     """65,536 bytes is read and answered by the API itself (here: not signed in)."""
     body = b'{"variant": "spanish", "pad": "' + b"x" * (65536 - 33) + b'"}'
     assert len(body) == 65536
-    head = (
-        "POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    )
+    head = _json_post(len(body), extra="Connection: close\r\n")
     answer, _ = _raw_request(server, head, body)
     assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
 
