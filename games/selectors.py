@@ -220,16 +220,20 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
     ]
 
 
-# Your games list: the latest this many (older ones are in your profile's counts).
+# Your games list: a page is this many games by default, and at most MAX_GAMES_PAGE.
 LATEST_GAMES = 50
+MAX_GAMES_PAGE = 100
 
 
-def latest_games(user) -> list[dict]:  # noqa: ANN001
-    """`GET /api/games`: the user's latest games, newest first."""
-    games = with_last_move(
-        user.games.select_related("deal", "daily", "owner").order_by("-started_at")
-    )
-    return [game_payload(g, with_rank=False) for g in games[:LATEST_GAMES]]
+def latest_games(user, before: int | None = None, limit: int = LATEST_GAMES) -> list[dict]:  # noqa: ANN001
+    """`GET /api/games`: the user's games, newest first, a page at a time. The page after one
+    starts before its last game's id (`before`): ids only grow, so a game started meanwhile
+    cannot push one from page to page, as an offset would."""
+    games = user.games.order_by("-pk")
+    if before is not None:
+        games = games.filter(pk__lt=before)
+    games = with_last_move(games.select_related("deal", "daily", "owner"))
+    return [game_payload(g, with_rank=False) for g in games[:limit]]
 
 
 def player_named(username: str):  # noqa: ANN201

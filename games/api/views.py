@@ -65,6 +65,10 @@ def publish(outcome: Outcome) -> Response:
     return Response(selectors.game_payload(outcome.game, outcome.state, outcome.move))
 
 
+MAX_ROW_NUMBER = 2**31 - 1  # a move's n is a 32-bit column
+MAX_GAME_ID = 2**63 - 1  # a game's id is a 64-bit one
+
+
 class VariantListView(APIView):
     permission_classes = [AllowAny]
 
@@ -97,12 +101,27 @@ class VariantListView(APIView):
 
 class GameListView(APIView):
     @extend_schema(
-        responses={200: s.GameSerializer(many=True), **errors(*SIGNED_IN)},
-        summary="Your 50 latest games",
-        description="`rank` is null here: open a game for its rank.",
+        parameters=[
+            whole_number_param(
+                "before", 1, MAX_GAME_ID, "only games started before this one (id < before)"
+            ),
+            whole_number_param(
+                "limit",
+                1,
+                selectors.MAX_GAMES_PAGE,
+                f"at most this many games; default {selectors.LATEST_GAMES}",
+            ),
+        ],
+        responses={200: s.GameSerializer(many=True), **errors(*SIGNED_IN, *PAGING)},
+        summary="Your games, newest first",
+        description="The latest 50 by default. Older ones come a page at a time: the next "
+        "page is `?before=` the last `id` received. `rank` is null here: open a game for its "
+        "rank.",
     )
     def get(self, request: Request) -> Response:
-        return Response(selectors.latest_games(request.user))
+        before = whole_number(request, "before", MAX_GAME_ID, 1, MAX_GAME_ID)
+        limit = whole_number(request, "limit", selectors.LATEST_GAMES, 1, selectors.MAX_GAMES_PAGE)
+        return Response(selectors.latest_games(request.user, before, limit))
 
     @extend_schema(
         request=s.NewGameSerializer,
@@ -129,9 +148,6 @@ class GameDetailView(APIView):
     )
     def get(self, request: Request, game_id: int) -> Response:
         return Response(selectors.game_payload(selectors.viewable_game(game_id, request.user)))
-
-
-MAX_ROW_NUMBER = 2**31 - 1  # a move's n is a 32-bit column
 
 
 class MoveListView(APIView):

@@ -301,3 +301,34 @@ def test_the_game_list_reads_last_moves_in_one_query(api, django_assert_max_num_
     with django_assert_max_num_queries(3):  # auth, then the games with their last moves
         games = api.get("/api/games").json()
     assert [g["state"]["last_move"] for g in games] == moved[::-1]
+
+
+def test_the_game_list_pages_back_through_every_game(api):  # noqa: ANN001
+    ids = [new_game(api, deal=deal)["id"] for deal in range(1, 8)]
+    first = api.get("/api/games", {"limit": 3}).json()
+    assert [g["id"] for g in first] == ids[::-1][:3]
+    seen = [g["id"] for g in first]
+    while True:
+        page = api.get("/api/games", {"limit": 3, "before": seen[-1]}).json()
+        if not page:
+            break
+        seen += [g["id"] for g in page]
+    assert seen == ids[::-1]  # every game once, newest first
+    assert len(api.get("/api/games").json()) == 7  # 50 by default
+
+
+def test_a_game_started_between_pages_does_not_repeat_one(api):  # noqa: ANN001
+    ids = [new_game(api, deal=deal)["id"] for deal in range(1, 5)]
+    first = api.get("/api/games", {"limit": 2}).json()
+    new_game(api, deal=9)
+    rest = api.get("/api/games", {"limit": 2, "before": first[-1]["id"]}).json()
+    assert [g["id"] for g in first + rest] == ids[::-1]
+
+
+@pytest.mark.parametrize(
+    "query", [{"limit": 0}, {"limit": 101}, {"limit": "x"}, {"before": 0}, {"before": "-3"}]
+)
+def test_the_game_list_refuses_a_page_it_cannot_read(api, query):  # noqa: ANN001
+    res = api.get("/api/games", query)
+    assert res.status_code == 400 and res.json()["code"] == "bad_request"
+    assert "whole number" in res.json()["detail"]

@@ -870,3 +870,25 @@ def test_a_stuck_practice_game_is_taken_back_into_play_by_undo(open_page, server
     page.get_by_test_id("undo").click()
     wait_version(page, 8)
     expect(page.get_by_test_id("status")).to_have_text("Playing")
+
+
+def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:
+    """The lobby lists your games 12 at a time; *Older games* shows the next 12, down to the
+    first game you played, and is gone when there are no more."""
+    name, token = server.register()
+    ids = [
+        server.request("POST", "/api/games", {"variant": "spanish", "deal": deal}, token)["id"]
+        for deal in range(1, 27)
+    ]
+    page = open_page()
+    log_in(page, name)
+    links = page.get_by_test_id("my-games").locator("a")
+    expect(links).to_have_count(12)
+    older = page.get_by_test_id("older-games")
+    older.click()
+    expect(links).to_have_count(24)
+    older.click()
+    expect(links).to_have_count(26)
+    expect(older).to_have_count(0)
+    shown = [int(h.split("/")[-1]) for h in links.evaluate_all("els => els.map(e => e.hash)")]
+    assert shown == ids[::-1]

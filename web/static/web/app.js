@@ -301,13 +301,32 @@ async function lobbyView(token) {
       liveBox.replaceChildren(h("li", { class: "muted" }, "Live games are not available."));
     }
   };
+  // Your games, a page at a time: "Older games" asks for the page before the last one shown.
+  const MINE_PAGE = 12;
+  const mineItem = (g) => h("li", {},
+    h("a", { href: `#/play/${g.id}` }, variantName(vs, g.variant),
+      g.daily ? ` · daily ${g.daily.date}${g.daily.ranked ? "" : " (practice)"}` : g.deal ? ` · deal ${g.deal}` : ""),
+    h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${plural(g.v, "move")}`));
+  const moreItem = (games) => {
+    if (games.length < MINE_PAGE) return [];
+    const button = h("button", { type: "button", class: "button small", "data-testid": "older-games" }, "Older games");
+    const li = h("li", {}, button);
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const older = await get(`/api/games?limit=${MINE_PAGE}&before=${games[games.length - 1].id}`);
+        li.replaceWith(...older.map(mineItem), ...moreItem(older));
+      } catch (err) {
+        button.disabled = false;
+        li.replaceChildren(button, errorBox(err));
+      }
+    });
+    return [li];
+  };
   const loadMine = async () => {
     try {
-      const games = await get("/api/games");
-      mineBox.replaceChildren(...(games.length ? games.slice(0, 12).map((g) => h("li", {},
-        h("a", { href: `#/play/${g.id}` }, variantName(vs, g.variant),
-          g.daily ? ` · daily ${g.daily.date}${g.daily.ranked ? "" : " (practice)"}` : g.deal ? ` · deal ${g.deal}` : ""),
-        h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${plural(g.v, "move")}`))) : [h("li", { class: "muted" }, "No games yet.")]));
+      const games = await get(`/api/games?limit=${MINE_PAGE}`);
+      mineBox.replaceChildren(...(games.length ? [...games.map(mineItem), ...moreItem(games)] : [h("li", { class: "muted" }, "No games yet.")]));
       return true;
     } catch (err) {
       mineBox.replaceChildren(h("li", {}, errorBox(err)));
