@@ -33,7 +33,7 @@ from server.errors import AppError
 
 log = logging.getLogger(__name__)
 
-UNDO = "undo"
+UNDO = engine.UNDO
 _STATE_FIELD = Game._meta.get_field("state")
 # Every column but the state, which comes as text and is decoded only if the cache misses.
 _LOCKED_COLUMNS = ", ".join(

@@ -277,6 +277,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "auth": os.environ.get("AUTH_THROTTLE_RATE", "30/min"),
         "hint": os.environ.get("HINT_THROTTLE_RATE", "20/min"),
+        "positions": os.environ.get("POSITIONS_THROTTLE_RATE", "120/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # How many proxies in front append to X-Forwarded-For: a throttle keys on the address the

@@ -96,6 +96,11 @@ class MoveRowSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
 
+class PositionSerializer(serializers.Serializer):
+    v = serializers.IntegerField(help_text="the version: after this many actions")
+    state = StateSerializer(help_text="the game as it stood then; `last_move` made it")
+
+
 class VariantSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()

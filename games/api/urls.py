@@ -27,6 +27,9 @@ urlpatterns = [
     path("games/live", views.LiveGamesView.as_view(), name="games-live"),
     path("games/<row_id:game_id>", views.GameDetailView.as_view(), name="game"),
     path("games/<row_id:game_id>/moves", views.MoveListView.as_view(), name="game-moves"),
+    path(
+        "games/<row_id:game_id>/positions", views.PositionListView.as_view(), name="game-positions"
+    ),
     path("games/<row_id:game_id>/undo", views.UndoView.as_view(), name="game-undo"),
     path("games/<row_id:game_id>/resign", views.ResignView.as_view(), name="game-resign"),
     path("games/<row_id:game_id>/hint", views.HintView.as_view(), name="game-hint"),

@@ -184,6 +184,46 @@ class MoveListView(APIView):
         return publish(services.play_move(game_id, request.user, data["move"], data["v"]))
 
 
+class PositionThrottle(UserRateThrottle):
+    """A page of positions replays the game from its deal: the work grows with how far into
+    the game the page is, so a client may not ask for pages without end."""
+
+    scope = "positions"
+
+
+MAX_POSITIONS_PAGE = 200
+
+
+class PositionListView(APIView):
+    throttle_classes = [PositionThrottle]
+
+    @extend_schema(
+        parameters=[
+            whole_number_param("start", 0, MAX_ROW_NUMBER, "the first version; default 0"),
+            whole_number_param(
+                "limit",
+                1,
+                MAX_POSITIONS_PAGE,
+                f"at most this many positions; default {MAX_POSITIONS_PAGE}",
+            ),
+        ],
+        responses={
+            200: s.PositionSerializer(many=True),
+            **errors(*GAME_READ, *PAGING, "rate_limited"),
+        },
+        summary="A replay: the game as it stood at each version",
+        description="Version `start` (0, the deal, by default) and those after it, up to the "
+        "game's current one: each state as the players saw it then, with the move that made it "
+        "as `last_move`; no face-down card, as ever. Any game you may open, finished or not. "
+        "The next page starts at the last `v` received + 1.",
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        game = selectors.viewable_game(game_id, request.user)
+        start = whole_number(request, "start", 0, 0, MAX_ROW_NUMBER)
+        limit = whole_number(request, "limit", MAX_POSITIONS_PAGE, 1, MAX_POSITIONS_PAGE)
+        return Response(selectors.positions(game, start, limit))
+
+
 class UndoView(APIView):
     @extend_schema(
         request=s.UndoRequestSerializer,

@@ -10,10 +10,11 @@ True
 from __future__ import annotations
 
 from .errors import EngineError
-from .state import State, deal_layout, new_game, replay
+from .state import UNDO, State, deal_layout, new_game, replay
 from .variants import VARIANTS, Variant
 
 __all__ = [
+    "UNDO",
     "EngineError",
     "VARIANTS",
     "Variant",

@@ -50,6 +50,8 @@ from .moves import (
 )
 from .variants import VARIANTS, Variant
 
+UNDO = "undo"  # in a stored history, the action that took the move before it back
+
 # Foundation top card -> the codes of the whole foundation pile (Ace..top, one suit).
 _FOUNDATION_CODES: dict[int, tuple[str, ...]] = {0: ()}
 for _top in range(4, 56):
@@ -467,6 +469,11 @@ class State:
         )
         s._legal, s._hash, s._codes = self._legal, self._hash, self._codes  # worked out: kept
         return s
+
+    def step(self, action: str) -> State:
+        """The state after one action of a stored history: a move, or UNDO (which takes the
+        last one back)."""
+        return self.undo() if action == UNDO else self.apply(action)
 
     def undo(self) -> State:
         """The state before the last move."""
@@ -989,11 +996,12 @@ def replay(variant: str, deal: int, moves: Iterable[str]) -> State:
     """
     s = deal_position(variant, deal)
     for m in moves:
-        s = s.undo() if m == "undo" else s.apply(m)
+        s = s.step(m)
     return s
 
 
 __all__ = [
+    "UNDO",
     "State",
     "new_game",
     "replay",

@@ -93,17 +93,23 @@ def test_an_unknown_host_and_an_unservable_accept_get_json_errors(api, settings)
     assert_json_error(api.get("/api/me", HTTP_ACCEPT="text/csv"), 406, "not_acceptable")
 
 
-def test_hints_are_rate_limited_per_player(api, other_api, monkeypatch):  # noqa: ANN001
-    """A hint is a solver run: a client asking in a loop is held to the hint rate."""
-    from games.api.views import HintThrottle
+@pytest.mark.parametrize(
+    ("throttle", "path"), [("HintThrottle", "hint"), ("PositionThrottle", "positions")]
+)
+def test_solver_and_replay_reads_are_rate_limited_per_player(
+    api, other_api, monkeypatch, throttle, path
+):  # noqa: ANN001
+    """A hint is a solver run and a page of positions a replay from the deal: a client
+    asking in a loop is held to the endpoint's rate."""
+    from games.api import views
 
-    monkeypatch.setattr(HintThrottle, "rate", "2/min", raising=False)
+    monkeypatch.setattr(getattr(views, throttle), "rate", "2/min", raising=False)
     game = new_game(api, "spanish", 3)
-    url = f"/api/games/{game['id']}/hint"
+    url = f"/api/games/{game['id']}/{path}"
     assert [api.get(url).status_code for _ in range(2)] == [200, 200]
     assert_json_error(api.get(url), 429, "rate_limited")
     mine = new_game(other_api, "spanish", 3)  # another player has a limit of their own
-    assert other_api.get(f"/api/games/{mine['id']}/hint").status_code == 200
+    assert other_api.get(f"/api/games/{mine['id']}/{path}").status_code == 200
 
 
 def test_an_empty_move_is_illegal_over_rest_as_over_the_socket(api):  # noqa: ANN001

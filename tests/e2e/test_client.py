@@ -892,3 +892,50 @@ def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:
     expect(older).to_have_count(0)
     shown = [int(h.split("/")[-1]) for h in links.evaluate_all("els => els.map(e => e.hash)")]
     assert shown == ids[::-1]
+
+
+def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> None:
+    """The banner of a finished game links to its replay, which steps through every version
+    as the server replays it: the deal, each move named, to the resignation."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)
+    gid, states = game["id"], [game["state"]]
+    for v in range(6):
+        move = "draw" if v % 2 == 0 else states[-1]["legal_moves"][-1]
+        states.append(play_rest(server, gid, token, [move], v=v)["state"])
+    server.request("POST", f"/api/games/{gid}/resign", {}, token)
+    page = open_page()
+    log_in(page, name, f"/#/play/{gid}")
+    page.get_by_test_id("replay-link").click()
+    replay = page.get_by_test_id("replay")
+    expect(replay).to_have_attribute("data-loaded", "1")
+    expect(replay).to_have_attribute("data-v", "0")
+    expect(page.get_by_test_id("replay-move")).to_have_text("The deal.")
+    assert_table_matches(page, states[0])
+    expect(page.get_by_test_id("replay-prev")).to_be_disabled()
+    for v in range(1, 4):
+        page.get_by_test_id("replay-next").click()
+        expect(replay).to_have_attribute("data-v", str(v))
+        assert_table_matches(page, states[v])
+        if v == 1:
+            expect(page.get_by_test_id("replay-move")).to_have_text("Draw a card from the stock.")
+    page.keyboard.press("End")
+    expect(replay).to_have_attribute("data-v", "6")
+    expect(page.get_by_test_id("replay-move")).to_contain_text("Resigned")
+    expect(page.get_by_test_id("replay-at")).to_have_text("6 of 6")
+    page.keyboard.press("ArrowLeft")
+    expect(replay).to_have_attribute("data-v", "5")
+    assert_table_matches(page, states[5])
+    shot(page, "24-replay")
+    page.keyboard.press("Home")
+    page.get_by_test_id("replay-play").click()  # plays on by itself, and stops at the end
+    expect(page.get_by_test_id("replay-play")).to_have_text("Pause")
+    expect(replay).to_have_attribute("data-v", "6", timeout=15000)
+    expect(page.get_by_test_id("replay-play")).to_have_text("Play")
+
+    phone = open_page(PHONE)
+    log_in(phone, name, f"/#/replay/{gid}")
+    expect(phone.get_by_test_id("replay")).to_have_attribute("data-loaded", "1")
+    overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the replay is {overflow}px wider than a phone's screen"
+    shot(phone, "25-replay-phone")

@@ -6,6 +6,7 @@
 //   #/daily/{variant}  today's ranked attempt, with the live leaderboard beside it
 //   #/play/{id}        a game (yours: play it; someone else's: watch it)
 //   #/watch/{id}       a game, read-only
+//   #/replay/{id}      a game's replay, from the deal to where it stands
 //   #/players/{name}   a player's profile: games, daily results, recent ranked attempts
 //   #/leaderboards/{variant}?page=N   the all-time board of one game
 //
@@ -16,6 +17,7 @@ import { ApiError, get, post } from "./api.js";
 import { GameView } from "./game.js";
 import { Leaderboard } from "./leaderboard.js";
 import { profileLink, renderAllTime, renderProfile } from "./players.js";
+import { ReplayView } from "./replay.js";
 import { formatSeconds, h, modal, plural, statusText, toast, variantName } from "./ui.js";
 
 const app = {
@@ -103,6 +105,7 @@ async function route() {
     if (name === "practice") return await practiceView(token);
     if (name === "daily" && arg) return await dailyView(arg, token);
     if ((name === "play" || name === "watch") && /^[1-9][0-9]*$/.test(arg || "")) return await gameView(Number(arg), name === "watch", token);
+    if (name === "replay" && /^[1-9][0-9]*$/.test(arg || "")) return await replayView(Number(arg), token);
     if (name === "players" && arg) return await playerView(decodeURIComponent(arg), token);
     if (name === "leaderboards") return await allTimeView(arg, token);
     setView(null, h("section", { class: "panel" }, h("h2", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
@@ -424,7 +427,8 @@ function resultDialog(d, game, variant, view) {
       h("dt", {}, "Moves"), h("dd", { "data-testid": "result-moves" }, String(d.moves)),
       h("dt", {}, "Time"), h("dd", { "data-testid": "result-time" }, formatSeconds(d.seconds)),
       d.rank ? [h("dt", {}, "Rank"), h("dd", { "data-testid": "result-rank" }, `#${d.rank}`)] : null),
-    h("div", { class: "row" }, closeBtn, undoBtn, h("a", { href: "#/", class: "button" }, "Lobby"),
+    h("div", { class: "row" }, closeBtn, undoBtn, h("a", { href: `#/replay/${game.id}`, class: "button", "data-testid": "result-replay" }, "Replay"),
+      h("a", { href: "#/", class: "button" }, "Lobby"),
       game.daily || readOnly ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal")));
   const close = modal(box, { testid: "result", status: d.status });
   closeBtn.addEventListener("click", close);
@@ -473,6 +477,21 @@ async function gameView(id, watch, token) {
   const variant = await variantInfo(game.variant);
   const readOnly = watch || game.owner !== app.me.username;
   mountGame(game, variant, { readOnly });
+}
+
+async function replayView(id, token) {
+  const game = await get(`/api/games/${id}`);
+  if (route.token !== token) return;
+  const variant = await variantInfo(game.variant);
+  const root = h("div", { "data-testid": "replay" });
+  setView(null, h("div", { class: "solo" }, h("div", { class: "main-col" }, root)));
+  const view = new ReplayView(root, { game, variant });
+  app.view = view;
+  try {
+    await view.load();
+  } catch (err) {
+    if (route.token === token) root.prepend(errorBox(err));
+  }
 }
 
 async function dailyView(variantId, token) {

@@ -451,7 +451,8 @@ export class GameView {
     this.bannerEl.dataset.status = d.status;
     this.bannerEl.replaceChildren(h("strong", {}, statusText(d.status)),
       ` · ${plural(d.moves, "move")} · ${formatSeconds(d.seconds || 0)}`,
-      d.rank ? ` · rank #${d.rank}` : "");
+      d.rank ? ` · rank #${d.rank}` : "",
+      " · ", h("a", { href: `#/replay/${this.game.id}`, "data-testid": "replay-link" }, "Replay"));
     this.onFinished(d, { live, view: this });
   }
 }
