@@ -15,6 +15,7 @@
   waiting frames dropped, and pings past a rate go unanswered
   (`ProjectWebSocketProtocol.onMessage`, `onPing`).
 - **A body too large is refused from its headers** (`ProjectWebRequest.gotLength`).
+- **A request head the server will not read gets an answer** (`ProjectHTTPChannel`).
 """
 
 from __future__ import annotations
@@ -259,7 +260,13 @@ class _Discarded:
 
 
 # The reason phrases of RFC 9110 (Python 3.11's http.HTTPStatus says "Request Entity Too Large").
-_REASONS = {411: "Length Required", 413: "Content Too Large"}
+_REASONS = {
+    400: "Bad Request",
+    411: "Length Required",
+    413: "Content Too Large",
+    414: "URI Too Long",
+    431: "Request Header Fields Too Large",
+}
 
 
 def early_response(code: str, detail: str, status: int, head_only: bool) -> bytes:
@@ -343,7 +350,82 @@ class ProjectWebRequest(WebRequest):
         super().connectionLost(reason)
 
 
+class ProjectHTTPChannel(http.HTTPChannel):
+    """Twisted's HTTP channel, answering a request head it will not read.
+
+    Twisted reads a line of the head up to 16 KB (MAX_LENGTH) and the head up to 16 KB in all
+    (totalHeadersSize). A longer line closed the connection with no answer at all (a long
+    query string, a cookie grown too large), and a longer head or one it cannot parse got a
+    bare `400 Bad Request` with no body. Here a request line too long gets 414, a header or
+    headers too long 431, a malformed head 400, each with the API's JSON error body. What the
+    client still sends is read and dropped for a moment before the connection closes, as a
+    refused body is (LINGER_BYTES, LINGER_SECONDS): closed with unread data, the kernel
+    resets the connection, and the client may never read its answer. Only the head goes
+    through this class: an upgraded WebSocket's frames go to its own protocol.
+    """
+
+    refused_head = False
+    _linger: Any = None
+    _discarded = 0
+
+    def dataReceived(self, data: bytes) -> None:  # noqa: N802 - Twisted's name
+        if not self.refused_head:
+            return super().dataReceived(data)
+        self._discarded += len(data)
+        if self._discarded > LINGER_BYTES:
+            self._close_refused()
+        return None
+
+    def lineReceived(self, line: bytes) -> None:  # noqa: N802 - Twisted's name
+        if self.refused_head:
+            return  # lines of the same read, after the one refused
+        if self._receivedHeaderSize + len(line) > self.totalHeadersSize:
+            return self._refuse_head(
+                431, f"The request head is over {self.totalHeadersSize} bytes."
+            )
+        super().lineReceived(line)
+
+    def lineLengthExceeded(self, line: bytes) -> None:  # noqa: N802 - Twisted's name
+        if getattr(self, "_HTTPChannel__first_line", 0):  # no request line read yet
+            return self._refuse_head(414, f"The request line is over {self.MAX_LENGTH} bytes.")
+        return self._refuse_head(431, f"A request header is over {self.MAX_LENGTH} bytes.")
+
+    def _respondToBadRequestAndDisconnect(self) -> None:  # noqa: N802 - Twisted's name
+        self._refuse_head(400, "The request's head is malformed.")
+
+    def _refuse_head(self, status: int, detail: str) -> None:
+        if self.refused_head:
+            return
+        from twisted.internet import reactor  # the one daphne runs, installed by now
+
+        self.refused_head = True
+        self.setTimeout(None)
+        log.warning(
+            "refused a request head from %s: %s",
+            getattr(self.transport.getPeer(), "host", "?"),
+            detail,
+        )
+        self.transport.write(early_response("bad_request", detail, status, head_only=False))
+        self._linger = reactor.callLater(LINGER_SECONDS, self._close_refused)
+
+    def _close_refused(self) -> None:
+        if self._linger is not None and self._linger.active():
+            self._linger.cancel()
+        self.transport.loseConnection()
+
+    def connectionLost(self, reason: Any) -> None:  # noqa: N802 - Twisted's name
+        if self._linger is not None and self._linger.active():
+            self._linger.cancel()
+        super().connectionLost(reason)
+
+
 class ProjectHTTPFactory(HTTPFactory):
+    def protocol(self) -> Any:
+        """The channel of each connection: Twisted's factory wraps its HTTPChannel in the
+        proxy that would switch it to HTTP/2 (`_genericHTTPChannelProtocolFactory`); this
+        wraps the project's."""
+        return http._GenericHTTPChannelProtocol(ProjectHTTPChannel())
+
     def buildProtocol(self, addr: Any) -> Any:  # noqa: N802 - Twisted's name
         protocol = super().buildProtocol(addr)
         protocol.requestFactory = ProjectWebRequest

@@ -260,6 +260,52 @@ def test_an_early_refusal_sends_no_100_continue_and_no_body_to_a_head(server):  
     assert answer.startswith(b"HTTP/1.1 413 ") and answer.endswith(b"\r\n\r\n"), answer
 
 
+HEAD_LINE = "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+@pytest.mark.parametrize(
+    ("head", "status", "detail"),
+    [
+        (
+            f"GET /api/health?q={'a' * 20_000} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            "414 URI Too Long",
+            "The request line is over 16384 bytes.",
+        ),
+        (
+            f"{HEAD_LINE}Cookie: {'c' * 17_000}\r\n\r\n",
+            "431 Request Header Fields Too Large",
+            "A request header is over 16384 bytes.",
+        ),
+        (  # a header far longer than the server reads: it still answers before it closes
+            f"{HEAD_LINE}Cookie: {'c' * 900_000}\r\n\r\n",
+            "431 Request Header Fields Too Large",
+            "A request header is over 16384 bytes.",
+        ),
+        (
+            HEAD_LINE + "".join(f"X-Pad-{i}: {'p' * 100}\r\n" for i in range(200)) + "\r\n",
+            "431 Request Header Fields Too Large",
+            "The request head is over 16384 bytes.",
+        ),
+        (
+            "NOT A REQUEST LINE AT ALL\r\n\r\n",
+            "400 Bad Request",
+            "The request's head is malformed.",
+        ),
+    ],
+)
+def test_a_request_head_the_server_will_not_read_gets_a_json_answer(server, head, status, detail):  # noqa: ANN001
+    """Twisted reads 16 KB of a head: past that, a line closed the connection with no answer
+    and a whole head got a bare 400. Each now gets its status and the API's error body."""
+    answer, took = _raw_request(server, head)
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line == f"HTTP/1.1 {status}".encode(), answer[:200]
+    assert json.loads(rest.split(b"\r\n\r\n", 1)[1]) == {"code": "bad_request", "detail": detail}
+    assert took < 5
+    # The server serves on: a head of a normal size still gets its answer.
+    answer, _ = _raw_request(server, HEAD_LINE + "Connection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 OK"), answer[:200]
+
+
 def test_a_body_at_the_limit_still_reaches_the_api(server):  # noqa: ANN001
     """65,536 bytes is read and answered by the API itself (here: not signed in)."""
     body = b'{"variant": "spanish", "pad": "' + b"x" * (65536 - 33) + b'"}'
