@@ -807,6 +807,16 @@ def test_profiles_and_all_time_boards(open_page, server: Server) -> None:
     page.goto("/#/players/nobody-of-that-name")
     expect(page.get_by_test_id("error")).to_contain_text("No player")
 
+    # On a phone the profile's tables fit their boxes: the last column was cut off.
+    phone = open_page(PHONE)
+    log_in(phone, name, f"/#/players/{name}")
+    expect(phone.get_by_test_id("recent-row")).to_have_count(1)
+    cut = phone.evaluate(
+        """() => [...document.querySelectorAll('.scroll-x')]
+             .map(b => b.scrollWidth - b.clientWidth).filter(d => d > 0)"""
+    )
+    assert not cut, f"profile tables wider than their boxes on a 390px phone: {cut}px"
+
     # On a narrow phone the profile's tables scroll in their boxes; the page does not.
     phone = open_page({"width": 340, "height": 740})
     log_in(phone, name, f"/#/players/{name}")

@@ -63,7 +63,7 @@ export class ReplayView {
       h("div", { class: "replay-controls" }, this.firstBtn, this.prevBtn, this.playBtn, this.nextBtn, this.lastBtn, this.slider),
       this.lastEl,
       this.tableEl,
-      h("p", { class: "help" }, "← and → step through the moves, Home and End go to either end, space plays."));
+      h("p", { class: "help" }, h("span", { class: "keys" }, "Keyboard: ← and → step through the moves, Home and End go to either end, space plays.")));
     this.root.classList.add("game", "replay");
     this.root.dataset.gameId = String(g.id);
   }
