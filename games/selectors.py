@@ -98,33 +98,6 @@ def move_history(game: Game, after: int = 0, limit: int | None = None) -> list[d
     return [{"n": n, "move": move, "v": n - 1, "at": at} for n, move, at in rows]
 
 
-def positions(game: Game, start: int, limit: int) -> list[dict[str, Any]]:
-    """The game as it stood at versions `start` to `start + limit - 1` (as far as it goes), for
-    a replay: `{"v", "state"}` each, the state as a player saw it then (no face-down card, its
-    `last_move` the move that made it). Replayed from the deal up to the last one asked for,
-    since only the latest position is stored; the last, the game's own, is shown as
-    `GET /api/games/{id}` shows it (`resigned`, a day's end)."""
-    end = min(game.version, start + limit - 1)
-    if start > end:
-        return []
-    history = list(game.move_rows.filter(n__lte=end).order_by("n").values_list("move", flat=True))
-    state = engine.new_game(game.deal.variant, game.deal.number)
-    shown = []
-    for v in range(end + 1):
-        last_move = history[v - 1] if v else None
-        if v:
-            state = state.step(last_move)
-        if v < start:
-            continue
-        if v == game.version:
-            view = state_view(game, state, last_move)
-        else:
-            view = state.view()
-            view["moves"], view["last_move"] = v, last_move
-        shown.append({"v": v, "state": view})
-    return shown
-
-
 def get_game(game_id: int) -> Game:
     from server.errors import AppError
 

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from games import engine, events, selectors, services
+from games import engine, events, replay, selectors, services
 from games.api import serializers as s
 from games.broadcast import send_to_game_sync
 from games.services import Outcome
@@ -221,7 +221,7 @@ class PositionListView(APIView):
         game = selectors.viewable_game(game_id, request.user)
         start = whole_number(request, "start", 0, 0, MAX_ROW_NUMBER)
         limit = whole_number(request, "limit", MAX_POSITIONS_PAGE, 1, MAX_POSITIONS_PAGE)
-        return Response(selectors.positions(game, start, limit))
+        return Response(replay.positions(game, start, limit))
 
 
 class UndoView(APIView):

@@ -98,3 +98,51 @@ def test_a_replay_of_no_game_or_without_sign_in(api, anon) -> None:  # noqa: ANN
     assert api.get("/api/games/999999/positions").status_code == 404
     game_id, _ = played_game(api, "spanish", deal=1, actions=1, seed=1)
     assert anon.get(f"/api/games/{game_id}/positions").status_code == 401
+
+
+@pytest.fixture
+def small_checkpoints(monkeypatch):  # noqa: ANN001, ANN201
+    """Positions kept every 5 versions, from an empty store."""
+    from games import replay
+
+    monkeypatch.setattr(replay, "CHECKPOINT", 5)
+    monkeypatch.setattr(replay, "_checkpoints", type(replay._checkpoints)())
+    return replay
+
+
+@pytest.mark.parametrize("variant", VARIANT_IDS)
+def test_pages_from_kept_positions_show_what_was_seen(api, small_checkpoints, variant: str) -> None:  # noqa: ANN001
+    """Pages read last first, then in order, then again: those after the first start from a
+    kept position (an undo right after one is taken back from the position alone), and every
+    one shows each version as its answer did."""
+    game_id, seen = played_game(api, variant, deal=6, actions=45, seed=11)
+    url = f"/api/games/{game_id}/positions"
+    for starts in ([40, 30, 20, 10, 0], [0, 10, 20, 30, 40], [35, 3]):
+        for start in starts:
+            page = api.get(url, {"start": start, "limit": 10}).json()
+            assert [p["state"] for p in page] == seen[start : start + 10], (starts, start)
+    kept = {v for (gid, _, v) in small_checkpoints._checkpoints if gid == game_id}
+    assert kept == set(range(5, len(seen), 5))
+
+
+def test_an_undo_just_after_a_kept_position_is_taken_back_from_it(api, small_checkpoints) -> None:  # noqa: ANN001
+    game = api.post("/api/games", {"variant": "spanish", "deal": 2}, format="json").json()
+    state, url = game["state"], f"/api/games/{game['id']}"
+    seen = [state]
+    for v in range(8):
+        if v in (5, 6):  # two undos in a row, right after the position kept at version 5
+            res = api.post(f"{url}/undo", {"v": v}, format="json")
+        else:
+            res = api.post(
+                f"{url}/moves", {"move": seen[-1]["legal_moves"][0], "v": v}, format="json"
+            )
+        seen.append(res.json()["state"])
+    api.get(f"{url}/positions", {"start": 0, "limit": 6})  # keeps version 5
+    assert [p["state"] for p in api.get(f"{url}/positions", {"start": 5}).json()] == seen[5:]
+
+
+def test_undone_moves_follow_the_standing_moves() -> None:
+    from games.replay import undone_moves
+
+    history = ["a", "b", "undo", "c", "undo", "undo", "d", "e", "undo"]
+    assert undone_moves(history) == {2: "b", 4: "c", 5: "a", 8: "e"}
