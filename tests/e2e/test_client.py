@@ -949,3 +949,36 @@ def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> Non
     overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the replay is {overflow}px wider than a phone's screen"
     shot(phone, "25-replay-phone")
+
+
+def test_a_long_replay_reads_only_the_pages_it_shows(open_page, server: Server) -> None:
+    """450 versions: the end of the game is shown from its own page (and the one before its
+    first position), not after reading all 3 pages from the start."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 5}, token)
+    gid, state = game["id"], game["state"]
+    first_move = state["legal_moves"][0]
+    for v in range(0, 450, 2):  # a move and its undo, over and over
+        play_rest(server, gid, token, [first_move], v=v)
+        state = server.request("POST", f"/api/games/{gid}/undo", {"v": v + 1}, token)["state"]
+    page = open_page()
+    log_in(page, name, f"/#/play/{gid}")
+    wait_live(page, gid)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/positions" in r.url else None)
+    page.goto(f"/#/replay/{gid}")
+    replay = page.get_by_test_id("replay")
+    expect(replay).to_have_attribute("data-loaded", "1")
+    page.get_by_test_id("replay-last").click()
+    expect(replay).to_have_attribute("data-v", "450")
+    assert_table_matches(page, state)
+    expect(page.get_by_test_id("replay-move")).to_have_text("Undo: the move before is taken back.")
+    page.keyboard.press("ArrowLeft")
+    expect(replay).to_have_attribute("data-v", "449")
+    expect(page.get_by_test_id("replay-move")).not_to_have_text("Loading…")
+    starts = sorted(int(re.search(r"start=(\d+)", url).group(1)) for url in asked)
+    assert starts == [0, 400], starts
+    page.get_by_test_id("replay-slider").fill("200")  # the page before is read for its cards
+    expect(replay).to_have_attribute("data-v", "200")
+    expect(page.get_by_test_id("replay-move")).to_have_text(re.compile(r"^Undo"))
+    assert_table_matches(page, game["state"])  # every even version is the deal's position

@@ -2,8 +2,10 @@
 //
 // The positions come from the server (GET /api/games/{id}/positions), which replays the game
 // from its deal: the page holds no rules, and a replay shows each position exactly as its
-// players saw it, face-down cards still face down. They are read 200 at a time, the first
-// page before anything is shown, the rest while the first ones are looked at.
+// players saw it, face-down cards still face down. They are read a page of 200 at a time, as
+// they are needed (the page of the position shown, and of the one before it, whose cards name
+// the move), and the next page while the end of one is looked at: a long game is not read
+// whole to show its first moves.
 
 import { get } from "./api.js";
 import { describeMove } from "./cards.js";
@@ -19,7 +21,9 @@ export class ReplayView {
     this.game = game;
     this.variant = variant;
     this.onError = onError || (() => {});
-    this.positions = [];
+    this.last = game.v; // the versions 0..last, as the game stood when it was opened
+    this.pages = new Map(); // page number -> its positions, once read
+    this.reading = new Map(); // page number -> the request reading it
     this.at = 0;
     this.timer = null;
     this.closed = false;
@@ -49,7 +53,7 @@ export class ReplayView {
     this.prevBtn = button("replay-prev", "◀ Back", "Back one move (←)", () => this.show(this.at - 1));
     this.playBtn = button("replay-play", "Play", "Play (space)", () => this.toggle());
     this.nextBtn = button("replay-next", "Forward ▶", "Forward one move (→)", () => this.show(this.at + 1));
-    this.lastBtn = button("replay-last", "End", "Where the game stands (End)", () => this.show(this.positions.length - 1));
+    this.lastBtn = button("replay-last", "End", "Where the game stands (End)", () => this.show(this.last));
     this.slider = h("input", { type: "range", min: "0", max: "0", value: "0", "data-testid": "replay-slider", "aria-label": "Position" });
     this.slider.addEventListener("input", () => this.show(Number(this.slider.value)));
     this.posEl = h("span", { class: "stat-value", "data-testid": "replay-at" }, "");
@@ -68,62 +72,78 @@ export class ReplayView {
     this.root.dataset.gameId = String(g.id);
   }
 
-  // Reads every position, a page at a time; shows the first as soon as it is in.
+  // Shows the deal; the rest is read as it is asked for.
   async load() {
-    let start = 0;
-    while (!this.closed) {
-      const page = await get(`/api/games/${this.game.id}/positions?start=${start}&limit=${PAGE}`);
-      if (this.closed) return;
-      this.positions.push(...page);
-      this.slider.max = String(Math.max(0, this.positions.length - 1));
-      if (start === 0) this.show(0);
-      else this.renderControls();
-      if (page.length < PAGE) break;
-      start = page[page.length - 1].v + 1;
-    }
+    this.slider.max = String(this.last);
+    await this.show(0);
     this.root.dataset.loaded = "1";
-    this.renderControls();
   }
 
-  show(i) {
-    if (!this.positions.length) return;
-    this.at = Math.max(0, Math.min(i, this.positions.length - 1));
-    const { state } = this.positions[this.at];
-    this.table.render(state);
-    this.slider.value = String(this.at);
-    this.root.dataset.v = String(this.positions[this.at].v);
-    this.renderControls();
-    this.lastEl.textContent = this.describe();
+  position(v) {
+    const page = this.pages.get(Math.floor(v / PAGE));
+    return page ? page[v % PAGE] : undefined;
   }
 
-  describe() {
-    const { state } = this.positions[this.at];
-    const before = this.at > 0 ? this.positions[this.at - 1].state : null;
+  read(n) {
+    if (this.pages.has(n)) return Promise.resolve();
+    if (!this.reading.has(n)) {
+      const request = get(`/api/games/${this.game.id}/positions?start=${n * PAGE}&limit=${PAGE}`)
+        .then((page) => this.pages.set(n, page))
+        .finally(() => this.reading.delete(n));
+      this.reading.set(n, request);
+    }
+    return this.reading.get(n);
+  }
+
+  async show(i) {
+    const v = Math.max(0, Math.min(i, this.last));
+    this.at = v;
+    this.slider.value = String(v);
+    this.renderControls();
+    const needed = [Math.floor(v / PAGE), ...(v > 0 ? [Math.floor((v - 1) / PAGE)] : [])];
+    if (needed.some((n) => !this.pages.has(n))) {
+      this.lastEl.textContent = "Loading…";
+      try {
+        await Promise.all(needed.map((n) => this.read(n)));
+      } catch (err) {
+        if (this.at === v) this.lastEl.textContent = err.detail || String(err);
+        this.onError(err);
+        return;
+      }
+    }
+    if (this.closed || this.at !== v) return; // another position was asked for meanwhile
+    const shown = this.position(v);
+    if (!shown) return; // past the game's end as it is now
+    this.table.render(shown.state);
+    this.root.dataset.v = String(v);
+    this.lastEl.textContent = this.describe(v);
+    if (v % PAGE >= PAGE - 50 && v + 1 <= this.last) this.read(Math.floor(v / PAGE) + 1).catch(() => {});
+  }
+
+  describe(v) {
+    const { state } = this.position(v);
     const move = state.last_move;
     let text = !move ? "The deal." : move === "undo" ? "Undo: the move before is taken back."
-      : `${describeMove(before, move)}.`;
-    if (this.at === this.positions.length - 1 && this.root.dataset.loaded === "1" && state.status !== "playing") {
-      text += ` ${statusText(state.status)}.`;
-    }
+      : `${describeMove(this.position(v - 1).state, move)}.`;
+    if (v === this.last && state.status !== "playing") text += ` ${statusText(state.status)}.`;
     return text;
   }
 
   renderControls() {
-    const last = this.positions.length - 1;
-    const total = this.game.v;
-    this.posEl.textContent = `${this.positions.length ? this.positions[this.at].v : 0} of ${total}`;
+    this.posEl.textContent = `${this.at} of ${this.last}`;
     this.firstBtn.disabled = this.prevBtn.disabled = this.at <= 0;
-    this.nextBtn.disabled = this.lastBtn.disabled = this.at >= last;
-    this.playBtn.disabled = last <= 0;
+    this.nextBtn.disabled = this.lastBtn.disabled = this.at >= this.last;
+    this.playBtn.disabled = this.last <= 0;
     this.playBtn.textContent = this.timer ? "Pause" : "Play";
     this.playBtn.title = this.timer ? "Pause (space)" : "Play (space)";
   }
 
   toggle() {
     if (this.timer) return this.pause();
-    if (this.at >= this.positions.length - 1) this.show(0);
+    if (this.at >= this.last) this.show(0);
     this.timer = setInterval(() => {
-      if (this.at >= this.positions.length - 1) return this.pause();
+      if (this.at >= this.last) return this.pause();
+      if (this.root.dataset.v !== String(this.at)) return; // still reading the one asked for
       this.show(this.at + 1);
     }, STEP_MS);
     this.renderControls();
@@ -138,7 +158,7 @@ export class ReplayView {
   keyDown(e) {
     if (e.altKey || e.ctrlKey || e.metaKey || e.target.closest?.("input, textarea, select")) return;
     const act = { ArrowLeft: () => this.show(this.at - 1), ArrowRight: () => this.show(this.at + 1),
-      Home: () => this.show(0), End: () => this.show(this.positions.length - 1), " ": () => this.toggle() }[e.key];
+      Home: () => this.show(0), End: () => this.show(this.last), " ": () => this.toggle() }[e.key];
     if (!act) return;
     e.preventDefault();
     if (e.key !== " ") this.pause();
