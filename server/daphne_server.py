@@ -342,6 +342,13 @@ class ProjectWebRequest(WebRequest):
         if self.refused:
             self.close_refused()  # the whole body came, and went nowhere
             return None
+        if self.clientproto == b"HTTP/1.1" and not self.requestHeaders.hasHeader(b"host"):
+            # RFC 9112, 3.2: a server MUST answer 400 to an HTTP/1.1 request with no Host.
+            head_only = self.method == b"HEAD"
+            detail = "An HTTP/1.1 request needs a Host header."
+            self.channel.transport.write(early_response("bad_request", detail, 400, head_only))
+            self.channel.loseConnection()
+            return None
         return super().process()
 
     def connectionLost(self, reason: Any) -> None:  # noqa: N802 - Twisted's name
@@ -356,8 +363,9 @@ class ProjectHTTPChannel(http.HTTPChannel):
     Twisted reads a line of the head up to 16 KB (MAX_LENGTH) and the head up to 16 KB in all
     (totalHeadersSize). A longer line closed the connection with no answer at all (a long
     query string, a cookie grown too large), and a longer head or one it cannot parse got a
-    bare `400 Bad Request` with no body. Here a request line too long gets 414, a header or
-    headers too long 431, a malformed head 400, each with the API's JSON error body. What the
+    bare `400 Bad Request` with no body (so did more than 500 header fields). Here a request
+    line too long gets 414, a header or headers too long or too many 431, a malformed head 400,
+    each with the API's JSON error body. What the
     client still sends is read and dropped for a moment before the connection closes, as a
     refused body is (LINGER_BYTES, LINGER_SECONDS): closed with unread data, the kernel
     resets the connection, and the client may never read its answer. Only the head goes
@@ -384,6 +392,16 @@ class ProjectHTTPChannel(http.HTTPChannel):
                 431, f"The request head is over {self.totalHeadersSize} bytes."
             )
         super().lineReceived(line)
+
+    def headerReceived(self, line: bytes) -> bool:  # noqa: N802 - Twisted's name
+        if self._receivedHeaderCount >= self.maxHeaders:
+            self._refuse_head(431, f"The request has more than {self.maxHeaders} header fields.")
+            return False
+        return super().headerReceived(line)
+
+    def allContentReceived(self) -> None:  # noqa: N802 - Twisted's name
+        if not self.refused_head:  # refused at its last header: not a request to serve
+            super().allContentReceived()
 
     def lineLengthExceeded(self, line: bytes) -> None:  # noqa: N802 - Twisted's name
         if getattr(self, "_HTTPChannel__first_line", 0):  # no request line read yet

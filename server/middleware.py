@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
 from server.body_rules import body_refusal
-from server.errors import json_error
+from server.errors import handler400, json_error
+
+security_log = logging.getLogger("django.security.DisallowedHost")
+
+
+class KnownHostMiddleware:
+    """Answer a request for a Host not in ALLOWED_HOSTS with the API's JSON 400, first of all.
+
+    Django raises DisallowedHost where a middleware first asks for the host, and turns it into
+    `handler400`'s answer only with DEBUG off: with DEBUG on (`make run`'s default) the client
+    got Django's HTML debug page, with the settings and a stack trace in it. Asked here, the
+    answer is the same in both modes, and logged as Django logs it.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            request.get_host()
+        except DisallowedHost as exc:
+            security_log.error("%s", exc)
+            return handler400(request, exc)
+        return self.get_response(request)
 
 
 class BodySizeLimitMiddleware:

@@ -87,9 +87,13 @@ def test_options_on_the_docs_page_is_not_a_500(anon):  # noqa: ANN001
     assert anon.get("/api/docs").status_code == 200
 
 
-def test_an_unknown_host_and_an_unservable_accept_get_json_errors(api, settings):  # noqa: ANN001
-    settings.DEBUG = False  # DisallowedHost shows Django's technical page in DEBUG
-    assert_json_error(api.get("/api/me", HTTP_HOST="evil.example"), 400, "bad_request")
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_unknown_host_and_an_unservable_accept_get_json_errors(api, settings, debug):  # noqa: ANN001
+    settings.DEBUG = debug  # with DEBUG Django answered DisallowedHost with its debug page
+    for path in ("/api/me", "/", "/api/docs"):
+        res = api.get(path, HTTP_HOST="evil.example")
+        assert_json_error(res, 400, "bad_request")
+        assert "ALLOWED_HOSTS" in res.json()["detail"]
     assert_json_error(api.get("/api/me", HTTP_ACCEPT="text/csv"), 406, "not_acceptable")
 
 

@@ -287,9 +287,19 @@ HEAD_LINE = "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             "The request head is over 16384 bytes.",
         ),
         (
+            HEAD_LINE + "".join(f"X-{i}: c\r\n" for i in range(500)) + "\r\n",  # 501 in all
+            "431 Request Header Fields Too Large",
+            "The request has more than 500 header fields.",
+        ),
+        (
             "NOT A REQUEST LINE AT ALL\r\n\r\n",
             "400 Bad Request",
             "The request's head is malformed.",
+        ),
+        (
+            "GET /api/health HTTP/1.1\r\nAccept: */*\r\n\r\n",
+            "400 Bad Request",
+            "An HTTP/1.1 request needs a Host header.",
         ),
     ],
 )
