@@ -113,6 +113,8 @@ class Game(models.Model):
         indexes = [
             # A player's games, newest first, a page at a time (`GET /api/games?before=`).
             models.Index(fields=["owner", "-id"], name="game_owner_newest_idx"),
+            # The games started in the last few minutes, for the live list (selectors).
+            models.Index(fields=["started_at"], name="game_started_idx"),
             # A day's board: its ranked attempts, ordered by the query (games.leaderboards).
             # No index may cover a column a move rewrites (version, foundation_cards, seconds,
             # state...): on PostgreSQL that makes every move's update a new entry in every

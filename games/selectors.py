@@ -10,7 +10,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -180,17 +189,53 @@ LIVE_WINDOW = dt.timedelta(minutes=30)
 UNPLAYED_WINDOW = dt.timedelta(minutes=5)
 
 
+# The live list looks at the games of the latest moves, read back from the newest (by the move
+# table's own key: an index on a move's time would cost every move's insert), at most this
+# many moves back; and at the games started in the last UNPLAYED_WINDOW (an index on the start,
+# which no move rewrites). Filtering every game still `playing` instead read all the games a
+# player ever left open: 60-80 ms a request for 100,000 of them, for every lobby every 10 s.
+LIVE_SCAN_MOVES = 20_000
+_LIVE_CHUNK = 1_000
+
+
+def recently_played(since: dt.datetime, most: int = LIVE_SCAN_MOVES) -> set[int]:
+    """The games with a move since `since`, from the latest `most` moves."""
+    games: set[int] = set()
+    # Whether each move is recent, as the database says: reading 2,000 times was 15 ms of a
+    # 20 ms request.
+    recent = ExpressionWrapper(Q(at__gte=since), output_field=BooleanField())
+    rows = (
+        Move.objects.order_by("-pk").annotate(recent=recent).values_list("pk", "game_id", "recent")
+    )
+    before = None
+    for _ in range(0, most, _LIVE_CHUNK):
+        chunk = list((rows if before is None else rows.filter(pk__lt=before))[:_LIVE_CHUNK])
+        for _, game_id, is_recent in chunk:
+            if not is_recent:
+                return games
+            games.add(game_id)
+        if len(chunk) < _LIVE_CHUNK:
+            break
+        before = chunk[-1][0]
+    return games
+
+
 def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
     """Games in progress that this user may watch, most recently played first."""
     today = clock.today()
     now = timezone.now()
+    candidates = recently_played(now - LIVE_WINDOW) | set(
+        Game.objects.filter(started_at__gte=now - UNPLAYED_WINDOW, version=0).values_list(
+            "pk", flat=True
+        )
+    )
     done_dailies = (
         Game.objects.filter(owner=user, ranked=True)
         .exclude(status=Game.Status.PLAYING)
         .values("daily_id")
     )
     qs = (
-        Game.objects.filter(status=Game.Status.PLAYING)
+        Game.objects.filter(pk__in=candidates, status=Game.Status.PLAYING)
         .exclude(owner=user)
         .filter(
             Q(daily__isnull=True)
@@ -204,6 +249,7 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
             | Q(version=0, started_at__gte=now - UNPLAYED_WINDOW)
         )
         .select_related("deal", "daily", "owner")
+        .defer("state")  # a list of games needs none of their positions
         .order_by("-active_at", "-pk")[:limit]
     )
     return [

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from games import clock, daily, engine, services
 from games.certification import WINNABLE
-from games.models import VARIANT_IDS, DailyChallenge, Game
+from games.models import VARIANT_IDS, DailyChallenge, Game, Move
 from tests.conftest import play_line
 
 pytestmark = pytest.mark.django_db
@@ -318,21 +318,50 @@ def test_live_games_are_the_recently_played_most_recent_first(api, other_api):  
     def new(variant: str) -> int:
         return other_api.post("/api/games", {"variant": variant}, format="json").json()["id"]
 
+    def played_at(pk: int, started: dt.timedelta, moved: dt.timedelta) -> None:
+        """Three moves, the last `moved` ago, in a game started `started` ago."""
+        for v in range(3):
+            state = other_api.get(f"/api/games/{pk}").json()["state"]
+            move = {"move": state["legal_moves"][0], "v": v}
+            assert other_api.post(f"/api/games/{pk}/moves", move, format="json").status_code == 200
+        Game.objects.filter(pk=pk).update(started_at=now - started, last_move_at=now - moved)
+        Move.objects.filter(game_id=pk).update(at=now - moved)
+
     left, started, played = new("countess"), new("spanish"), new("portuguese")
-    opened, paused = new("barricade"), new("chinese_freecell")
+    opened, paused, stale = new("barricade"), new("chinese_freecell"), new("spanish")
     now = timezone.now()
     Game.objects.filter(pk=left).update(started_at=now - dt.timedelta(hours=5))
     Game.objects.filter(pk=started).update(started_at=now - dt.timedelta(minutes=4))
     Game.objects.filter(pk=opened).update(started_at=now - dt.timedelta(minutes=6))
-    Game.objects.filter(pk=played).update(
-        started_at=now - dt.timedelta(hours=2), last_move_at=now - dt.timedelta(minutes=1)
-    )
-    Game.objects.filter(pk=paused).update(
-        started_at=now - dt.timedelta(hours=1), last_move_at=now - dt.timedelta(minutes=20)
-    )
-    for pk in (played, paused):
-        Game.objects.filter(pk=pk).update(version=3)
+    # Played in this order, as the moves' times say (a later move has a later row).
+    played_at(stale, dt.timedelta(hours=3), dt.timedelta(minutes=40))  # played, then left
+    played_at(paused, dt.timedelta(hours=1), dt.timedelta(minutes=20))
+    played_at(played, dt.timedelta(hours=2), dt.timedelta(minutes=1))
     assert [g["id"] for g in api.get("/api/games/live").json()] == [played, started, paused]
+
+
+def test_the_live_list_reads_only_the_latest_moves(api, other_api, monkeypatch):  # noqa: ANN001
+    """The games of the latest moves are found from the newest move back, a chunk at a time,
+    however many games were left open long ago."""
+    from games import selectors
+
+    monkeypatch.setattr(selectors, "_LIVE_CHUNK", 2)
+    ids = [
+        other_api.post("/api/games", {"variant": "spanish", "deal": d}, format="json").json()["id"]
+        for d in (1, 2, 3)
+    ]
+    for pk in ids:
+        move = other_api.get(f"/api/games/{pk}").json()["state"]["legal_moves"][0]
+        other_api.post(f"/api/games/{pk}/moves", {"move": move, "v": 0}, format="json")
+    import datetime as dt
+
+    from django.utils import timezone
+
+    Move.objects.filter(game_id=ids[0]).update(at=timezone.now() - dt.timedelta(hours=1))
+    since = timezone.now() - dt.timedelta(minutes=30)
+    assert selectors.recently_played(since) == set(ids[1:])
+    assert selectors.recently_played(since, most=2) == set(ids[1:])
+    assert {g["id"] for g in api.get("/api/games/live").json()} == set(ids[1:])
 
 
 def test_past_day_reveals_the_deal_and_plays_as_practice(api, move_clock):  # noqa: ANN001
