@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 
 from django.contrib import admin
@@ -44,6 +45,20 @@ class AuthThrottle(SimpleRateThrottle):
 
     def get_cache_key(self, request: Request, view: APIView) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def get_ident(self, request: Request) -> str:
+        """The client's address; for IPv6 its /64, the block one subscriber is given: each
+        of its addresses counted alone, a client could guess from a new one every time."""
+        ident = super().get_ident(request)
+        try:
+            address = ipaddress.ip_address(ident)
+        except ValueError:
+            return ident  # not an address (a proxy's odd header): counted as it is
+        if address.version == 4:
+            return ident
+        if address.ipv4_mapped is not None:  # an IPv4 client on a dual-stack socket
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
 
 
 def throttled_admin_login(request: HttpRequest, **kwargs: object) -> HttpResponse:

@@ -317,6 +317,24 @@ def test_behind_a_trusted_proxy_the_address_it_saw_is_the_client(anon, user, mon
         assert attempt("198.51.100.8") == 401  # another client behind the same proxy
 
 
+def test_an_ipv6_client_counts_as_its_whole_64(anon, user, monkeypatch):  # noqa: ANN001
+    """One subscriber holds a /64: a new address from it for every guess is the same client;
+    the next /64 is another."""
+    from accounts.views import AuthThrottle
+
+    monkeypatch.setattr(AuthThrottle, "rate", "3/min", raising=False)
+    wrong = {"username": user.username, "password": "not-the-password"}
+
+    def attempt(address: str) -> int:
+        return anon.post("/api/auth/token", wrong, format="json", REMOTE_ADDR=address).status_code
+
+    guesses = [attempt(f"2001:db8:1:2::{i:x}") for i in range(1, 5)]
+    assert guesses == [401, 401, 401, 429]
+    assert attempt("2001:db8:1:2:ffff:ffff:ffff:ffff") == 429  # the same /64
+    assert attempt("2001:db8:1:3::1") == 401  # the next /64: another client
+    assert attempt("::ffff:198.51.100.9") == 401  # an IPv4 address written as IPv6: itself
+
+
 def test_trusted_proxies_must_be_a_whole_number(monkeypatch):  # noqa: ANN001
     from django.core.exceptions import ImproperlyConfigured
 
