@@ -60,7 +60,8 @@ export class GameView {
         else this.message("This game cannot be opened.", "error");
       },
     });
-    if (game.status !== "playing") this.showFinished();
+    // Over, or a ranked attempt its day closed as it stood: the banner, with its replay.
+    if (game.status !== "playing" || game.state.day_over) this.showFinished();
   }
 
   destroy() {
@@ -449,7 +450,8 @@ export class GameView {
     this.renderClock();
     this.bannerEl.hidden = false;
     this.bannerEl.dataset.status = d.status;
-    this.bannerEl.replaceChildren(h("strong", {}, statusText(d.status)),
+    const closed = d.status === "playing" && this.server.day_over;
+    this.bannerEl.replaceChildren(h("strong", {}, closed ? "Day over" : statusText(d.status)),
       ` · ${plural(d.moves, "move")} · ${formatSeconds(d.seconds || 0)}`,
       d.rank ? ` · rank #${d.rank}` : "",
       " · ", h("a", { href: `#/replay/${this.game.id}`, "data-testid": "replay-link" }, "Replay"));

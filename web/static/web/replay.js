@@ -126,6 +126,7 @@ export class ReplayView {
     let text = !move ? "The deal." : move === "undo" ? "Undo: the move before is taken back."
       : `${describeMove(this.position(v - 1).state, move)}.`;
     if (v === this.last && state.status !== "playing") text += ` ${statusText(state.status)}.`;
+    else if (v === this.last && state.day_over) text += " Day over: the attempt counts as it stands.";
     return text;
   }
 
