@@ -310,15 +310,17 @@ async function lobbyView(token) {
     h("a", { href: `#/play/${g.id}` }, variantName(vs, g.variant),
       g.daily ? ` · daily ${g.daily.date}${g.daily.ranked ? "" : " (practice)"}` : g.deal ? ` · deal ${g.deal}` : ""),
     h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${plural(g.v, "move")}`));
+  // A page is asked for with one game more than it shows: that one says whether there are older.
+  const page = (games) => games.slice(0, MINE_PAGE).map(mineItem).concat(moreItem(games));
   const moreItem = (games) => {
-    if (games.length < MINE_PAGE) return [];
+    if (games.length <= MINE_PAGE) return [];
     const button = h("button", { type: "button", class: "button small", "data-testid": "older-games" }, "Older games");
     const li = h("li", {}, button);
     button.addEventListener("click", async () => {
       button.disabled = true;
       try {
-        const older = await get(`/api/games?limit=${MINE_PAGE}&before=${games[games.length - 1].id}`);
-        li.replaceWith(...older.map(mineItem), ...moreItem(older));
+        const older = await get(`/api/games?limit=${MINE_PAGE + 1}&before=${games[MINE_PAGE - 1].id}`);
+        li.replaceWith(...page(older));
       } catch (err) {
         button.disabled = false;
         li.replaceChildren(button, errorBox(err));
@@ -328,8 +330,8 @@ async function lobbyView(token) {
   };
   const loadMine = async () => {
     try {
-      const games = await get(`/api/games?limit=${MINE_PAGE}`);
-      mineBox.replaceChildren(...(games.length ? [...games.map(mineItem), ...moreItem(games)] : [h("li", { class: "muted" }, "No games yet.")]));
+      const games = await get(`/api/games?limit=${MINE_PAGE + 1}`);
+      mineBox.replaceChildren(...(games.length ? page(games) : [h("li", { class: "muted" }, "No games yet.")]));
       return true;
     } catch (err) {
       mineBox.replaceChildren(h("li", {}, errorBox(err)));

@@ -14,6 +14,9 @@ import { h, statusText } from "./ui.js";
 
 const PAGE = 200;
 const STEP_MS = 700; // between positions while playing
+// A slider dragged across a long game: a page is read once it rests this long, not for every
+// position it passes (one sweep of a 24,000-version game asked for 122 pages).
+const SEEK_MS = 250;
 
 export class ReplayView {
   constructor(root, { game, variant, onError }) {
@@ -35,6 +38,7 @@ export class ReplayView {
 
   destroy() {
     this.closed = true;
+    clearTimeout(this.seekTimer);
     this.pause();
     document.removeEventListener("keydown", this._keys);
     this.table.destroy();
@@ -49,13 +53,22 @@ export class ReplayView {
       b.addEventListener("click", act);
       return b;
     };
-    this.firstBtn = button("replay-first", "Start", "The deal (Home)", () => this.show(0));
-    this.prevBtn = button("replay-prev", "◀ Back", "Back one move (←)", () => this.show(this.at - 1));
+    // A step by hand pauses the play, as its key does.
+    const step = (to) => () => {
+      this.pause();
+      this.show(to());
+    };
+    this.firstBtn = button("replay-first", "Start", "The deal (Home)", step(() => 0));
+    this.prevBtn = button("replay-prev", "◀ Back", "Back one move (←)", step(() => this.at - 1));
     this.playBtn = button("replay-play", "Play", "Play (space)", () => this.toggle());
-    this.nextBtn = button("replay-next", "Forward ▶", "Forward one move (→)", () => this.show(this.at + 1));
-    this.lastBtn = button("replay-last", "End", "Where the game stands (End)", () => this.show(this.last));
+    this.nextBtn = button("replay-next", "Forward ▶", "Forward one move (→)", step(() => this.at + 1));
+    this.lastBtn = button("replay-last", "End", "Where the game stands (End)", step(() => this.last));
     this.slider = h("input", { type: "range", min: "0", max: "0", value: "0", "data-testid": "replay-slider", "aria-label": "Position" });
-    this.slider.addEventListener("input", () => this.show(Number(this.slider.value)));
+    this.slider.addEventListener("input", () => this.seek(Number(this.slider.value)));
+    this.slider.addEventListener("change", () => {
+      clearTimeout(this.seekTimer);
+      this.show(Number(this.slider.value));
+    });
     this.posEl = h("span", { class: "stat-value", "data-testid": "replay-at" }, "");
     this.lastEl = h("p", { class: "replay-move", "data-testid": "replay-move", role: "status", "aria-live": "polite" });
     this.tableEl = h("section", { class: "table", "aria-label": `${this.variant.name} table, replay` });
@@ -93,6 +106,19 @@ export class ReplayView {
       this.reading.set(n, request);
     }
     return this.reading.get(n);
+  }
+
+  // The slider moved: a position whose pages are in is shown at once, another once the
+  // slider rests.
+  seek(i) {
+    this.pause();
+    clearTimeout(this.seekTimer);
+    const v = Math.max(0, Math.min(i, this.last));
+    if (this.position(v) && (v === 0 || this.position(v - 1))) return this.show(v);
+    this.at = v;
+    this.renderControls();
+    this.lastEl.textContent = "Loading…";
+    this.seekTimer = setTimeout(() => this.show(v), SEEK_MS);
   }
 
   async show(i) {
@@ -141,6 +167,7 @@ export class ReplayView {
 
   toggle() {
     if (this.timer) return this.pause();
+    if (this.last <= 0) return; // a game of no move: nothing to play
     if (this.at >= this.last) this.show(0);
     this.timer = setInterval(() => {
       if (this.at >= this.last) return this.pause();
@@ -157,7 +184,10 @@ export class ReplayView {
   }
 
   keyDown(e) {
-    if (e.altKey || e.ctrlKey || e.metaKey || e.target.closest?.("input, textarea, select")) return;
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    // The slider takes the arrows, Home and End itself; space, which it has no use for, plays.
+    const field = e.target.closest?.("input, textarea, select");
+    if (field && !(field === this.slider && e.key === " ")) return;
     const act = { ArrowLeft: () => this.show(this.at - 1), ArrowRight: () => this.show(this.at + 1),
       Home: () => this.show(0), End: () => this.show(this.last), " ": () => this.toggle() }[e.key];
     if (!act) return;
