@@ -487,13 +487,8 @@ async function replayView(id, token) {
   const variant = await variantInfo(game.variant);
   const root = h("div", { "data-testid": "replay" });
   setView(null, h("div", { class: "solo" }, h("div", { class: "main-col" }, root)));
-  const view = new ReplayView(root, { game, variant });
-  app.view = view;
-  try {
-    await view.load();
-  } catch (err) {
-    if (route.token === token) root.prepend(errorBox(err));
-  }
+  app.view = new ReplayView(root, { game, variant });
+  await app.view.load(); // a page it cannot read says why where the move is named
 }
 
 async function dailyView(variantId, token) {

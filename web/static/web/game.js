@@ -13,7 +13,7 @@ import { applyMove, describeMove, parseMove, refusalMessage } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
-import { confirmDialog, h, formatSeconds, modalOpen, plural, statusText } from "./ui.js";
+import { confirmDialog, gameTitle, h, formatSeconds, modalOpen, plural, statusText } from "./ui.js";
 
 const FLIGHT_TIMEOUT_MS = 10000;
 
@@ -77,9 +77,6 @@ export class GameView {
 
   build() {
     const g = this.game;
-    // The date as one word: a narrow screen broke "2026-" from "11-26".
-    const title = [this.variant.name,
-      ...(g.daily ? [" · Daily ", h("span", { class: "nowrap" }, g.daily.date)] : g.deal ? [` · Deal ${g.deal}`] : [])];
     this.movesEl = h("span", { class: "stat-value", "data-testid": "moves" }, "0");
     this.clockEl = h("span", { class: "stat-value", "data-testid": "clock" }, "0:00");
     this.connEl = h("span", { class: "conn", "data-testid": "conn", "data-state": "connecting" }, "connecting…");
@@ -99,7 +96,7 @@ export class GameView {
     const statusEl = h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Status "),
       this.statusEl = h("span", { class: "stat-value", "data-testid": "status" }, ""));
     const bar = h("div", { class: "game-bar" },
-      h("div", { class: "game-title" }, h("h2", {}, ...title), who),
+      h("div", { class: "game-title" }, h("h2", {}, ...gameTitle(g, this.variant)), who),
       h("div", { class: "stats" },
         h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Moves "), this.movesEl),
         h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Time "), this.clockEl),

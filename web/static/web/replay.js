@@ -10,7 +10,7 @@
 import { get } from "./api.js";
 import { describeMove } from "./cards.js";
 import { Table } from "./table.js";
-import { h, statusText } from "./ui.js";
+import { gameTitle, h, statusText } from "./ui.js";
 
 const PAGE = 200;
 const STEP_MS = 700; // between positions while playing
@@ -19,11 +19,10 @@ const STEP_MS = 700; // between positions while playing
 const SEEK_MS = 250;
 
 export class ReplayView {
-  constructor(root, { game, variant, onError }) {
+  constructor(root, { game, variant }) {
     this.root = root;
     this.game = game;
     this.variant = variant;
-    this.onError = onError || (() => {});
     this.last = game.v; // the versions 0..last, as the game stood when it was opened
     this.pages = new Map(); // page number -> its positions, once read
     this.reading = new Map(); // page number -> the request reading it
@@ -46,8 +45,6 @@ export class ReplayView {
 
   build() {
     const g = this.game;
-    const title = [this.variant.name,
-      ...(g.daily ? [" · Daily ", h("span", { class: "nowrap" }, g.daily.date)] : g.deal ? [` · Deal ${g.deal}`] : [])];
     const button = (testid, label, title, act) => {
       const b = h("button", { type: "button", "data-testid": testid, title }, label);
       b.addEventListener("click", act);
@@ -74,7 +71,7 @@ export class ReplayView {
     this.tableEl = h("section", { class: "table", "aria-label": `${this.variant.name} table, replay` });
     this.root.replaceChildren(
       h("div", { class: "game-bar" },
-        h("div", { class: "game-title" }, h("h2", {}, ...title), h("span", { class: "tag" }, `Replay · ${g.owner}`)),
+        h("div", { class: "game-title" }, h("h2", {}, ...gameTitle(g, this.variant)), h("span", { class: "tag" }, `Replay · ${g.owner}`)),
         h("div", { class: "stats" }, h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Move "), this.posEl)),
         h("div", { class: "actions" }, h("a", { href: `#/play/${g.id}`, class: "button quiet" }, "Back to the game"))),
       h("div", { class: "replay-controls" }, this.firstBtn, this.prevBtn, this.playBtn, this.nextBtn, this.lastBtn, this.slider),
@@ -132,8 +129,7 @@ export class ReplayView {
       try {
         await Promise.all(needed.map((n) => this.read(n)));
       } catch (err) {
-        if (this.at === v) this.lastEl.textContent = err.detail || String(err);
-        this.onError(err);
+        if (this.at === v) this.lastEl.textContent = err.detail || String(err); // where the move's words go
         return;
       }
     }

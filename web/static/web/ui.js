@@ -22,6 +22,13 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A game's heading: its variant, then its day (a daily deal) or its deal number. The date as
+// one word: a narrow screen broke "2026-" from "11-26".
+export function gameTitle(game, variant) {
+  return [variant.name,
+    ...(game.daily ? [" · Daily ", h("span", { class: "nowrap" }, game.daily.date)] : game.deal ? [` · Deal ${game.deal}`] : [])];
+}
+
 export function formatSeconds(total) {
   const s = Math.max(0, Math.floor(total || 0));
   const hours = Math.floor(s / 3600);
