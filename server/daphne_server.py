@@ -38,7 +38,11 @@ from server.body_rules import body_refusal
 from server.lean_consumer import SEND_MANY
 
 log = logging.getLogger(__name__)
-_PHRASES = {status.value: status.phrase.encode("ascii") for status in HTTPStatus}
+# Reason phrases: Python's, with RFC 9110's names where Python 3.11 keeps older ones.
+_PHRASES = {status.value: status.phrase.encode("ascii") for status in HTTPStatus} | {
+    413: b"Content Too Large",
+    414: b"URI Too Long",
+}
 
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
 _CLOSE_FRAME_HEAD = b"\x88"  # FIN, opcode 8 (close)
@@ -259,22 +263,12 @@ class _Discarded:
         pass
 
 
-# The reason phrases of RFC 9110 (Python 3.11's http.HTTPStatus says "Request Entity Too Large").
-_REASONS = {
-    400: "Bad Request",
-    411: "Length Required",
-    413: "Content Too Large",
-    414: "URI Too Long",
-    431: "Request Header Fields Too Large",
-}
-
-
 def early_response(code: str, detail: str, status: int, head_only: bool) -> bytes:
     """A whole HTTP/1.1 response with the API's error body, written straight to the socket
     (the headers alone to a HEAD)."""
     body = json.dumps({"code": code, "detail": detail}).encode()
     head = (
-        f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: application/json\r\n"
+        f"HTTP/1.1 {status} {_PHRASES[status].decode()}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode("ascii") + (b"" if head_only else body)
