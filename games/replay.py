@@ -91,8 +91,9 @@ def _nearest_checkpoint(game: Game, start: int) -> tuple[int, engine.State]:
 
 
 def _keep(game: Game, v: int, state: engine.State) -> None:
+    key = (game.pk, game.started_at, v)
     with _lock:
-        _checkpoints[(game.pk, game.started_at, v)] = state
-        _checkpoints.move_to_end((game.pk, game.started_at, v))
+        _checkpoints[key] = state
+        _checkpoints.move_to_end(key)
         while len(_checkpoints) > MAX_CHECKPOINTS:
             _checkpoints.popitem(last=False)

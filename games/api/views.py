@@ -119,7 +119,7 @@ class GameListView(APIView):
         "rank.",
     )
     def get(self, request: Request) -> Response:
-        before = whole_number(request, "before", MAX_GAME_ID, 1, MAX_GAME_ID)
+        before = whole_number(request, "before", 0, 1, MAX_GAME_ID) or None  # 0: none given
         limit = whole_number(request, "limit", selectors.LATEST_GAMES, 1, selectors.MAX_GAMES_PAGE)
         return Response(selectors.latest_games(request.user, before, limit))
 
