@@ -581,6 +581,12 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
                      .filter(c => c.getBoundingClientRect().right > right + 1).length; }"""
     )
     assert sticking_out == 0, f"{sticking_out} leaderboard cells stick out of its panel"
+    # A player who knows the rules starts without scrolling past them, on a phone too.
+    start = page.get_by_test_id("start-daily").bounding_box()
+    assert start and start["y"] + start["height"] <= page.viewport_size["height"], (
+        f"the start button is below the first {viewport_name} screen: {start}"
+    )
+    expect(page.get_by_test_id("variant-rules")).to_be_visible()
     shot(page, f"14-daily-intro-{viewport_name}")
 
 

@@ -550,7 +550,6 @@ async function dailyView(variantId, token) {
       h("p", { class: "muted" }, challenge.winnable
         ? `This deal is certified winnable; the solver's line takes ${challenge.par_moves} moves.`
         : `The solver brought ${challenge.par_cards} cards home on this deal (${challenge.par_moves} moves). Players rank by cards on the foundations.`),
-      h("ul", { class: "rules" }, variant.rules.map((r) => h("li", {}, r))),
       h("h3", {}, "How a ranked attempt works"),
       h("ul", { class: "ranked-rules", "data-testid": "ranked-rules" },
         h("li", {}, "One attempt. The clock starts when you start it, and your time runs to your last move."),
@@ -560,7 +559,11 @@ async function dailyView(variantId, token) {
         h("li", {}, "Undo is allowed, but it counts as a move. A move that turned a card face up (a draw, or a play from the stock) cannot be undone."),
         h("li", {}, "No hints in a ranked attempt; practice the deal afterwards as often as you like."),
         h("li", {}, "Resigning ends the attempt as it stands, and it still ranks. An attempt left open at midnight UTC counts as it stands.")),
-      err, button),
+      // The button before the game's rules: on a phone the rules are screens long, and a
+      // player who knows them should not have to scroll past them to start.
+      err, h("p", { class: "daily-start" }, button),
+      h("h3", {}, `The rules of ${variant.name}`),
+      h("ul", { class: "rules", "data-testid": "variant-rules" }, variant.rules.map((r) => h("li", {}, r)))),
     aside));
   const board = new Leaderboard(aside, { date, variant: variantId, me: app.me, today: daily.date });
   app.view = { destroy: () => board.destroy() };
