@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import orjson
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+
+logger = logging.getLogger(__name__)
 
 
 def game_group(game_id: int) -> str:
@@ -89,3 +93,21 @@ async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = Non
 
 def send_to_game_sync(game_id: int, frame: WireFrame) -> None:
     async_to_sync(send_to_game)(game_id, frame)
+
+
+async def fan_out(game_id: int, frames: Iterable[WireFrame], exclude: str | None = None) -> None:
+    """Send a committed write's frames to the game's other sockets.
+
+    A failure here (the channel layer unreachable for a moment) is logged, not raised: the
+    write has committed, and the player who made it must be told so, not get an error or a
+    closed socket for a move that stands. A watcher that missed a frame has the whole position
+    again in the next state it gets, or at once with `sync`.
+    """
+    try:
+        for frame in frames:
+            await send_to_game(game_id, frame, exclude)
+    except Exception:
+        logger.exception("Game %s: a committed write's frames reached no watcher", game_id)
+
+
+fan_out_sync = async_to_sync(fan_out)

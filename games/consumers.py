@@ -17,7 +17,7 @@ import orjson
 from django.conf import settings
 
 from games import services, socket_calls
-from games.broadcast import encode, ended, game_group, send_to_game, state_order
+from games.broadcast import encode, ended, fan_out, game_group, state_order
 from games.move_batcher import MoveBatcher
 from server.errors import AppError
 from server.lean_consumer import LeanWebsocketConsumer
@@ -332,8 +332,7 @@ class GameConsumer(JsonFrameConsumer):
         self.ended = frames[0].ended
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])
-        for frame in frames:
-            await send_to_game(self.game_id, frame, exclude=self.channel_name)
+        await fan_out(self.game_id, frames, exclude=self.channel_name)
 
 
 class LeaderboardConsumer(JsonFrameConsumer):

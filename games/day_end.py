@@ -47,6 +47,8 @@ GRACE_SECONDS = 1.0  # woken this long after midnight, so "today" is surely the 
 CLAIM_SECONDS = 3 * 24 * 3600  # how long a claimed day stays claimed
 PREPARE_AHEAD_SECONDS = 600.0  # the next day's challenges are certified this long before it
 CLOSE_RETRY_SECONDS = 300.0  # a close of the days before that failed is tried again after this
+PUBLISH_RETRY_SECONDS = 30.0  # a day's end whose push failed is pushed again after this…
+PUBLISH_TRIES = 10  # …until it has been tried this often: a socket told late is still told
 
 
 def seconds_until_midnight(now: dt.datetime) -> float:
@@ -58,24 +60,28 @@ def seconds_until_midnight(now: dt.datetime) -> float:
 
 def publish_day_end(day: dt.date) -> int:
     """Tell every socket that `day` is over, unless another process has: its boards, and the
-    state of each attempt left open. Returns the frames published (0 if already claimed)."""
+    state of each attempt left open. Returns the frames published (0 if already claimed). A
+    push that fails gives its claim back, so the next try (this process's, or another's) makes
+    it: else a blip of the channel layer at midnight left the day's end untold for good."""
     if day >= clock.today():
         raise ValueError(f"{day} is not over yet")
-    if not cache.add(f"day-end:{day.isoformat()}", True, timeout=CLAIM_SECONDS):
-        return 0
-    published = 0
-    for challenge in DailyChallenge.objects.filter(date=day):
-        open_attempts = selectors.with_last_move(
-            Game.objects.filter(
-                daily=challenge, ranked=True, status=Game.Status.PLAYING
-            ).select_related("deal", "daily")
-        )
-        for game in open_attempts:
-            send_to_game_sync(game.pk, wire(events.state_frame(Outcome(game=game))))
+
+    def publish() -> int:
+        published = 0
+        for challenge in DailyChallenge.objects.filter(date=day):
+            open_attempts = selectors.with_last_move(
+                Game.objects.filter(
+                    daily=challenge, ranked=True, status=Game.Status.PLAYING
+                ).select_related("deal", "daily")
+            )
+            for game in open_attempts:
+                send_to_game_sync(game.pk, wire(events.state_frame(Outcome(game=game))))
+                published += 1
+            publish_board(challenge)
             published += 1
-        publish_board(challenge)
-        published += 1
-    return published
+        return published
+
+    return _claimed(f"day-end:{day.isoformat()}", publish)
 
 
 def prepare_day(day: dt.date) -> int:
@@ -120,7 +126,7 @@ async def watch() -> None:
         await asyncio.sleep(max(0.0, midnight - time.monotonic()) + GRACE_SECONDS)
         if clock.today() <= day:
             continue  # woken early (the wall clock moved): wait again
-        await _run("Publishing the end of", publish_day_end, day)
+        _keep(asyncio.create_task(_publish_end(day)))
         _start_closing()
 
 
@@ -145,6 +151,15 @@ async def _close_days() -> None:
     later, where it stopped, until it is done."""
     while not await _run("Closing the days before", close_days, clock.today()):
         await asyncio.sleep(CLOSE_RETRY_SECONDS)
+
+
+async def _publish_end(day: dt.date) -> None:
+    """Publish `day`'s end; if that fails (the channel layer or the database unreachable for a
+    moment), again a little later, a few times. Beside the close, which does not wait for it."""
+    for _ in range(PUBLISH_TRIES):
+        if await _run("Publishing the end of", publish_day_end, day):
+            return
+        await asyncio.sleep(PUBLISH_RETRY_SECONDS)
 
 
 async def _run(what: str, job: Callable[[dt.date], int], day: dt.date) -> bool:

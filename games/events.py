@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+from django.db import DatabaseError
 
 from games import selectors
 from games.broadcast import WireFrame, wire
 from games.services import Outcome
+
+logger = logging.getLogger(__name__)
 
 
 def state_frame(outcome: Outcome) -> dict[str, Any]:
@@ -24,9 +29,19 @@ def result_frame(outcome: Outcome) -> dict[str, Any]:
             "moves": game.version,
             "seconds": game.seconds,
             "foundation_cards": game.foundation_cards,
-            "rank": selectors.rank_of(game),
+            "rank": _rank(game),
         },
     }
+
+
+def _rank(game) -> int | None:  # noqa: ANN001
+    """The attempt's rank, or None if the board cannot be read just now: the write has
+    committed, and its answer must not fail for a figure the leaderboard shows as well."""
+    try:
+        return selectors.rank_of(game)
+    except DatabaseError:
+        logger.exception("Game %s: its rank could not be read for its result", game.pk)
+        return None
 
 
 def frames_for(outcome: Outcome) -> list[dict[str, Any]]:

@@ -453,7 +453,9 @@ def _on_finish(game: Game) -> None:
 
     record_finished_attempt(game)
     daily = game.daily
-    transaction.on_commit(lambda: publish_board(daily))
+    # Robust: a board push that fails (the channel layer unreachable) is logged, not raised
+    # out of the committed write, which would answer its moves as refused and play them again.
+    transaction.on_commit(lambda: publish_board(daily), robust=True)
 
 
 def _check_move_text(move: Any) -> None:

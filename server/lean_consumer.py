@@ -118,7 +118,8 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         REST refuses it); else close with 4401. A signed-in socket joins the group of the
         session or token it signed in with, so signing out, or revoking the token, closes it
         with 4401 on whichever process holds it."""
-        from server.ws_auth import sign_in_group  # Django's auth: imported once apps are ready
+        # Django's auth: imported once apps are ready
+        from server.ws_auth import sign_in_group, sign_in_lasts
 
         # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.
         await self.accept()
@@ -133,6 +134,11 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         if group is not None:
             self.sign_in_group = group
             await self.channel_layer.group_add(group, self.channel_name)
+            # A sign-out or a revoke that came between the handshake's look-up and the join
+            # told a group this socket was not in yet: only a second look tells.
+            if not await sign_in_lasts(self.scope):
+                await self.close(code=CLOSE_UNAUTHENTICATED)
+                return False
         return True
 
     async def sign_in_ended(self, event: dict) -> None:

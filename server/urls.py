@@ -8,6 +8,8 @@ from drf_spectacular.renderers import (
     OpenApiYamlRenderer2,
 )
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
 
 from accounts import views as account_views
 from server.errors import handler404 as json_not_found
@@ -30,9 +32,16 @@ class SchemaView(SpectacularAPIView):
 
 class DocsView(SpectacularSwaggerView):
     """The Swagger UI page, for GET only: its OPTIONS rendered the view's metadata through the
-    page's HTML renderer, which has no template for it (a 500)."""
+    page's HTML renderer, which has no template for it (a 500). Its errors are JSON, as every
+    error under /api/ is: the page's renderer gave a 405 as plain HTML."""
 
     http_method_names = ["get", "head"]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return response
 
 
 api_patterns = [

@@ -157,6 +157,18 @@ def sign_in_group(scope: dict) -> str | None:
     return session_group(session.session_key) if session and session.session_key else None
 
 
+@database_sync_to_async
+def sign_in_lasts(scope: dict) -> bool:
+    """Whether the credential a socket signed in with still stands: its token, or its browser
+    session (a sign-out, or another user's sign-in, deletes the session's key)."""
+    if scope.get("auth_via") == "token":
+        from rest_framework.authtoken.models import Token
+
+        return Token.objects.filter(key=scope["token"], user__is_active=True).exists()
+    session = scope.get("session")
+    return session is not None and session.exists(session.session_key)
+
+
 def _tell_sockets(group: str, message: dict) -> None:
     layer = get_channel_layer()
     if layer is not None:

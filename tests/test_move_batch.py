@@ -253,3 +253,67 @@ async def test_with_one_writer_batches_take_every_waiting_move_in_order():
     assert [r.game_id for r, _ in batcher._take()] == [1, 1, 2]
     assert [r.game_id for r, _ in batcher._take()] == [3, 4]
     assert batcher._take() == []
+
+
+def _ranked_one_move_from_a_win(api) -> tuple[Game, str]:  # noqa: ANN001
+    """A ranked Portuguese attempt with its certified line played but for its last move."""
+    from games import clock
+    from games.models import DailyChallenge
+    from tests.conftest import play_line
+
+    game_id = api.post(f"/api/daily/{clock.today().isoformat()}/portuguese/play").json()["id"]
+    line = DailyChallenge.objects.get(date=clock.today(), variant="portuguese").line
+    play_line(api, game_id, line[:-1])
+    return Game.objects.get(pk=game_id), line[-1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_board_push_that_fails_after_the_commit_refuses_no_committed_move(
+    api,
+    user,
+    other_user,
+    monkeypatch,  # noqa: ANN001
+):
+    """The board's push runs once the batch has committed; if it fails (the channel layer
+    unreachable), the batch's moves stand, and their players must hear so. It used to raise
+    out of the committed write: the batch was played again move by move, and every move in
+    it, the winning one too, was answered `stale_version`."""
+    from games import leaderboards
+
+    game, last = _ranked_one_move_from_a_win(api)
+    bystander = services.start_practice(other_user, "spanish", 5)
+    their_move = legal(bystander)[0]
+
+    def layer_down(daily) -> None:  # noqa: ANN001
+        raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+
+    monkeypatch.setattr(leaderboards, "publish_board", layer_down)
+    results = write_batch(
+        [
+            MoveRequest(game.pk, user, last, game.version),
+            MoveRequest(bystander.pk, other_user, their_move, 0),
+        ]
+    )
+    game.refresh_from_db()
+    bystander.refresh_from_db()
+    assert (game.status, bystander.version) == ("won", 1)
+    assert [r for r in results if isinstance(r, AppError)] == []
+    assert [frame.t for frame in results[0][1]] == ["state", "result"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_result_whose_rank_cannot_be_read_still_answers_the_move(api, user, monkeypatch):  # noqa: ANN001
+    """The rank is read after the commit; a database error there leaves the rank out of the
+    result (the board has it) rather than failing a move that stands."""
+    from games import leaderboards
+
+    game, last = _ranked_one_move_from_a_win(api)
+
+    def board_unreadable(game) -> None:  # noqa: ANN001
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(leaderboards, "rank_of_game", board_unreadable)
+    [(version, frames)] = write_batch([MoveRequest(game.pk, user, last, game.version)])
+    result = orjson.loads(frames[1].text)
+    assert (version, result["t"], result["d"]["status"]) == (game.version + 1, "result", "won")
+    assert result["d"]["rank"] is None

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from games import engine, events, replay, selectors, services
 from games.api import serializers as s
-from games.broadcast import send_to_game_sync
+from games.broadcast import fan_out_sync
 from games.services import Outcome
 from server.json_input import validated
 from server.openapi import (
@@ -60,8 +60,7 @@ GAME_EXAMPLE = OpenApiExample(
 
 def publish(outcome: Outcome) -> Response:
     """Tell the game's sockets what a REST write did, and answer with the game."""
-    for frame in events.wire_frames(outcome):
-        send_to_game_sync(outcome.game.pk, frame)
+    fan_out_sync(outcome.game.pk, events.wire_frames(outcome))
     return Response(selectors.game_payload(outcome.game, outcome.state, outcome.move))
 
 

@@ -332,3 +332,21 @@ def test_the_game_list_refuses_a_page_it_cannot_read(api, query):  # noqa: ANN00
     res = api.get("/api/games", query)
     assert res.status_code == 400 and res.json()["code"] == "bad_request"
     assert "whole number" in res.json()["detail"]
+
+
+def test_a_rest_move_whose_fan_out_fails_is_answered_as_played(api, monkeypatch):  # noqa: ANN001
+    """The move has committed before its frames go to the game's sockets: a channel layer
+    that fails then is logged, and the move is answered 200, not 500 for a move that stands."""
+    from games import broadcast
+
+    game = new_game(api)
+
+    async def layer_down(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+
+    monkeypatch.setattr(broadcast, "send_to_game", layer_down)
+    move = game["state"]["legal_moves"][0]
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    assert res.status_code == 200, res.content
+    assert res.json()["v"] == 1
+    assert Game.objects.get(pk=game["id"]).version == 1

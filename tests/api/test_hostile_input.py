@@ -82,8 +82,11 @@ def test_a_chunked_body_is_refused_not_read_as_empty(api):  # noqa: ANN001
     assert_json_error(res, 411, "length_required")
 
 
-def test_options_on_the_docs_page_is_not_a_500(anon):  # noqa: ANN001
-    assert anon.options("/api/docs").status_code == 405
+@pytest.mark.parametrize("method", ["options", "post", "put", "delete"])
+def test_a_method_the_docs_page_does_not_take_is_a_json_405(anon, method):  # noqa: ANN001
+    """Not a 500 (OPTIONS rendered its metadata through the page's HTML renderer), nor the
+    page's plain HTML: an error under /api/ is JSON, as the README says."""
+    assert_json_error(getattr(anon, method)("/api/docs"), 405, "method_not_allowed")
     assert anon.get("/api/docs").status_code == 200
 
 

@@ -236,3 +236,48 @@ async def test_the_start_up_close_does_not_hold_up_the_days_preparation(monkeypa
     finally:
         release.set()
         await stop(task)
+
+
+def test_a_day_end_push_that_failed_can_be_made_again(api, move_clock, monkeypatch):  # noqa: ANN001
+    """A push that fails (a Redis blip at midnight) gives its claim back: the push used to
+    keep it for three days, so no retry and no other process ever told the day's sockets."""
+    day = clock.today()
+    api.post(f"/api/daily/{day.isoformat()}/portuguese/play")  # an attempt left open
+    move_clock(1)
+    real_send = day_end.send_to_game_sync
+    failed: list[int] = []
+
+    def flaky_send(game_id, frame) -> None:  # noqa: ANN001
+        if not failed:
+            failed.append(game_id)
+            raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+        real_send(game_id, frame)
+
+    monkeypatch.setattr(day_end, "send_to_game_sync", flaky_send)
+    with pytest.raises(ConnectionError):
+        day_end.publish_day_end(day)
+    assert day_end.publish_day_end(day) == 2  # the open attempt's state and the board
+    assert day_end.publish_day_end(day) == 0  # now claimed, by the push that was made
+
+
+async def test_the_watch_pushes_a_failed_day_end_again(monkeypatch, move_clock):  # noqa: ANN001
+    tries: list[dt.date] = []
+
+    def fails_once(day: dt.date) -> int:
+        tries.append(day)
+        if len(tries) == 1:
+            raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+        return 1
+
+    midnights = iter([0.0])  # the watch crosses one midnight, then sleeps on
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: next(midnights, 1e6))
+    monkeypatch.setattr(day_end, "GRACE_SECONDS", 0.01)
+    monkeypatch.setattr(day_end, "PUBLISH_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(day_end, "publish_day_end", fails_once)
+    real_today = clock.today()
+    move_clock(1)
+    task = day_end.start(asyncio.get_running_loop())
+    while len(tries) < 2:
+        await asyncio.sleep(0.005)
+    await stop(task)
+    assert tries == [real_today, real_today]

@@ -488,3 +488,35 @@ async def test_a_state_of_a_resigned_version_still_playing_is_not_shown_after_th
     assert await owner.receive_nothing(0.3) and await watcher.receive_nothing(0.3)
     await owner.disconnect()
     await watcher.disconnect()
+
+
+async def test_a_fan_out_that_fails_after_a_move_leaves_the_move_and_the_socket(
+    user,  # noqa: ANN001
+    other_user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+):
+    """Once a move has committed, its frames for the game's other sockets go through the
+    channel layer; if that fails (Redis unreachable for a moment), the mover still gets its
+    `ack` and `state`, and its socket stays open. The error used to kill the consumer."""
+    from channels.layers import get_channel_layer
+
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    first = await recv(comm)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    assert (await recv(watcher))["v"] == 0
+
+    async def layer_down(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+
+    monkeypatch.setattr(get_channel_layer(), "group_send", layer_down)
+    await send(comm, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": "m-1"})
+    assert [(f["t"], f.get("v")) for f in [await recv(comm), await recv(comm)]] == [
+        ("ack", None),
+        ("state", 1),
+    ]
+    await send(comm, "ping")
+    assert (await recv(comm))["t"] == "pong"
+    assert (await database_sync_to_async(Game.objects.get)(pk=game.pk)).version == 1
+    await comm.disconnect()
+    await watcher.disconnect()

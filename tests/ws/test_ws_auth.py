@@ -137,6 +137,71 @@ async def test_revoking_the_token_closes_its_sockets_and_only_them(user):  # noq
     assert (await recv(browser))["t"] == "pong"
 
 
+async def test_a_token_revoked_while_its_socket_opens_still_closes_it(user, monkeypatch):  # noqa: ANN001
+    """The handshake looks the token up before the socket joins the token's group: a revoke
+    in between told a group the socket was not in yet, and the socket went on playing on a
+    deleted key. The consumer looks again once it has joined."""
+    from asgiref.sync import sync_to_async
+
+    from accounts.services import revoke_token
+    from games import services
+    from games.models import Game
+    from server import ws_auth
+    from tests.ws.helpers import connect, send
+
+    game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
+    real_lookup = ws_auth._user_for_token
+
+    async def look_up_then_revoke(key: str):  # noqa: ANN202
+        found = await real_lookup(key)
+        await sync_to_async(revoke_token)(user)  # DELETE /api/auth/token, mid-handshake
+        return found
+
+    monkeypatch.setattr(ws_auth, "_user_for_token", look_up_then_revoke)
+    sock = await connect(f"/ws/games/{game.pk}", user)
+    assert await sock.receive_output() == {"type": "websocket.close", "code": 4401}
+    await send(sock, "move", {"move": "t0-t1", "v": 0, "id": "m-1"})
+    assert await sock.receive_nothing(timeout=0.2)
+    assert (await sync_to_async(Game.objects.get)(pk=game.pk)).version == 0
+
+
+async def test_a_sign_out_while_a_browser_socket_opens_still_closes_it(user, monkeypatch):  # noqa: ANN001
+    """The same gap for a browser session: signed out after the handshake read the session,
+    before the socket joined the session's group."""
+    from asgiref.sync import sync_to_async
+    from channels.layers import get_channel_layer
+
+    client, socket_to = await signed_in_browser(user)
+    layer = get_channel_layer()
+    real_add = layer.group_add
+
+    async def sign_out_then_join(group: str, channel: str) -> None:
+        if group.startswith("session."):
+            assert (await sync_to_async(client.post)("/api/auth/logout")).status_code == 204
+        await real_add(group, channel)
+
+    monkeypatch.setattr(layer, "group_add", sign_out_then_join)
+    sock = socket_to("/ws/echo")
+    assert (await sock.connect())[0]
+    assert await sock.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
+async def test_a_token_deleted_elsewhere_closes_its_sockets(user):  # noqa: ANN001
+    """Not only `DELETE /api/auth/token`: a token deleted in the admin, or with its user,
+    closes the sockets it signed in too."""
+    from asgiref.sync import sync_to_async
+    from rest_framework.authtoken.models import Token
+
+    from tests.ws.helpers import connect
+
+    sock = await connect("/ws/echo", user)
+    await sync_to_async(lambda: Token.objects.get(user=user).delete())()
+    assert await sock.receive_output() == {"type": "websocket.close", "code": 4401}
+    other = await connect("/ws/echo", user)  # a new token (helpers.token_of)
+    await sync_to_async(user.delete)()
+    assert await other.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
 async def test_cross_site_origin_is_denied(user):  # noqa: ANN001
     key = await _token(user)
     comm = communicator(
