@@ -28,10 +28,13 @@ from games.models import Game, Move
 
 
 def deal_visible(game: Game) -> bool:
-    """A daily deal's number is secret until its day is over: it would reveal hidden cards."""
-    if game.daily_id is None:
-        return True
-    return clock.today() > game.daily.date
+    """Whether a game's deal number may be shown: with it, anyone can deal the game again,
+    face-down cards and all. A daily's is secret until its day is over (PROTOCOL.md); a
+    practice game's, where the variant deals a face-down stock (Countess, Barricade A), until
+    the game is over, since the stock's order is hidden from every API (RULES.md K2)."""
+    if game.daily_id is not None:
+        return clock.today() > game.daily.date
+    return game.finished or not engine.VARIANTS[game.deal.variant].stock
 
 
 def state_view(game: Game, state: engine.State | None = None, last_move: str | None = None) -> dict:
@@ -128,7 +131,8 @@ def hint(game_id: int, user) -> str | None:  # noqa: ANN001
         raise AppError("forbidden", "No hints in a ranked attempt.")
     if game.finished:
         raise AppError("game_over", f"This game is over ({game.status}).")
-    return solver_hint(engine.State.from_dict(game.state), time_limit=1.0)
+    state = engine.State.from_dict(game.state)
+    return solver_hint(state, time_limit=1.0, seed=f"{game.pk}:{game.version}")
 
 
 def user_stats(user) -> dict[str, Any]:  # noqa: ANN001

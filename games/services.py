@@ -103,11 +103,18 @@ def start_game(user, deal: Deal, daily: DailyChallenge | None = None, ranked: bo
     )
 
 
+# A random practice deal is one of the first million, an easy number to note and play again;
+# where the variant deals a face-down stock, one of the whole range, as a daily's is: the cards
+# a player sees would narrow a million numbers down to the one dealt, and so tell its stock.
+RANDOM_PRACTICE_DEALS = 1_000_000
+
+
 def start_practice(user, variant: str, number: int | None = None) -> Game:  # noqa: ANN001
     """A practice game on a chosen deal, or a random one."""
     check_variant(variant)
     if number is None:
-        number = random.SystemRandom().randint(1, 1_000_000)
+        hidden = engine.VARIANTS[variant].stock
+        number = random.SystemRandom().randint(1, MAX_DEAL if hidden else RANDOM_PRACTICE_DEALS)
     with transaction.atomic():
         return start_game(user, get_deal(variant, number))
 

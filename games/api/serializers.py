@@ -20,7 +20,8 @@ class NewGameSerializer(serializers.Serializer):
         max_value=MAX_DEAL,
         required=False,
         allow_null=True,
-        help_text="From 1 to 2^53 - 1; left out or null: a random deal.",
+        help_text="From 1 to 2^53 - 1; left out or null: a random deal (one of the first "
+        "million; for Countess and Barricade A, whose stock is face down, of the whole range).",
     )
 
 
@@ -72,7 +73,9 @@ class GameSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     variant = serializers.CharField()
     deal = serializers.IntegerField(
-        allow_null=True, help_text="null for a daily deal until its day is over"
+        allow_null=True,
+        help_text="null for a daily deal until its day is over, and for a practice game of "
+        "Countess or Barricade A until it is over: the number would reveal the face-down stock",
     )
     daily = DailyRefSerializer(allow_null=True)
     owner = serializers.CharField()
@@ -202,7 +205,8 @@ class LiveGameSerializer(serializers.Serializer):
     variant = serializers.CharField()
     deal = serializers.IntegerField(
         allow_null=True,
-        help_text="The deal number; null on a daily deal until its day is over (as a game's).",
+        help_text="The deal number; null where a game's would be (a daily deal until its day "
+        "is over, a Countess or Barricade A practice game until it is over).",
     )
     v = serializers.IntegerField()
     daily = serializers.DateField(allow_null=True)

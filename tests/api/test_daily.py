@@ -297,8 +297,9 @@ def test_live_games_lists_only_games_open_to_watch_and_to_play(api, other_api, m
 
 def test_live_games_name_their_deal_unless_it_is_todays_daily(api, other_api):  # noqa: ANN001
     """Two games of one player tell apart by their deal; a daily deal's number stays secret
-    until its day is over, as it does on the game itself."""
-    practice = other_api.post("/api/games", {"variant": "countess", "deal": 77}, format="json")
+    until its day is over, as it does on the game itself (and a face-down stock's until its
+    game is over: test_hidden_cards)."""
+    practice = other_api.post("/api/games", {"variant": "spanish", "deal": 77}, format="json")
     ranked = play(other_api).json()["id"]
     api.post(f"/api/games/{play(api).json()['id']}/resign")  # alice may watch the daily now
     deals = {g["id"]: g["deal"] for g in api.get("/api/games/live").json()}

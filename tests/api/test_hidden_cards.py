@@ -110,6 +110,60 @@ async def test_socket_frames_never_show_a_face_down_card(variant, user, other_us
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("variant", ["countess", "barricade"])
+def test_K2_a_face_down_stocks_deal_number_is_shown_once_its_game_is_over(
+    variant,
+    user,
+    other_user,  # noqa: ANN001
+):
+    """With the deal number, anyone can deal the game again (RULES D2) and read its stock, whose
+    order no API may reveal (K2): a practice game of Countess or Barricade A answers `deal:
+    null` in every list and read until it is over, to its owner and its watchers alike."""
+    api, watcher = client_for(user), client_for(other_user)
+    game = api.post("/api/games", {"variant": variant, "deal": 7}, format="json").json()
+    gid = game["id"]
+    assert game["deal"] is None
+    move = game["state"]["legal_moves"][0]
+    played = api.post(f"/api/games/{gid}/moves", {"move": move, "v": 0}, format="json").json()
+    assert played["deal"] is None
+    assert watcher.get(f"/api/games/{gid}").json()["deal"] is None
+    assert [g["deal"] for g in watcher.get("/api/games/live").json() if g["id"] == gid] == [None]
+    assert [g["deal"] for g in api.get("/api/games").json() if g["id"] == gid] == [None]
+    over = api.post(f"/api/games/{gid}/resign").json()
+    assert over["status"] == "resigned" and over["deal"] == 7
+    assert watcher.get(f"/api/games/{gid}").json()["deal"] == 7
+
+
+@pytest.mark.django_db
+def test_a_game_with_every_card_face_up_shows_its_deal(api):  # noqa: ANN001
+    for variant in ("portuguese", "spanish", "chinese_freecell"):
+        game = api.post("/api/games", {"variant": variant, "deal": 7}, format="json").json()
+        assert game["deal"] == 7
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("variant", ["countess", "barricade"])
+def test_a_random_face_down_stock_comes_from_the_whole_range_of_deals(variant, user, monkeypatch):  # noqa: ANN001
+    """The cards in sight narrow a million deal numbers down to the one dealt (a brute force of
+    minutes), which would tell the stock: a random deal of these variants is drawn, as a daily's
+    is, from the whole range a client may ask for."""
+    from games import services
+
+    drawn: list[tuple[int, int]] = []
+
+    class Recorder:
+        def randint(self, low: int, high: int) -> int:
+            drawn.append((low, high))
+            return high
+
+    monkeypatch.setattr(services.random, "SystemRandom", Recorder)
+    game = services.start_practice(user, variant)
+    assert drawn == [(1, services.MAX_DEAL)] and game.deal.number == services.MAX_DEAL
+    services.start_practice(user, "spanish")
+    assert drawn[-1] == (1, services.RANDOM_PRACTICE_DEALS)
+
+
+@pytest.mark.django_db
 def test_replay_verify_reports_a_corrupted_game(user):  # noqa: ANN001
     from django.core.management.base import CommandError
 

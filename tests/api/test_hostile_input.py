@@ -144,7 +144,7 @@ def test_a_version_past_64_bits_is_invalid_not_stale(api, action):  # noqa: ANN0
 
 
 def test_a_null_deal_is_a_random_one_as_a_missing_one_is(api):  # noqa: ANN001
-    res = api.post("/api/games", {"variant": "countess", "deal": None}, format="json")
+    res = api.post("/api/games", {"variant": "spanish", "deal": None}, format="json")
     assert res.status_code == 201 and isinstance(res.json()["deal"], int)
 
 

@@ -201,6 +201,42 @@ def test_hint_is_a_legal_move(variant: str) -> None:
     assert m in st.legal_moves()
 
 
+def _orders_of_the_face_down_cards(seen: State, count: int) -> list[State]:
+    """`seen` with its face-down cards in `count` other orders: the same position to a player."""
+    full, hidden = seen.to_dict(), seen.hidden_count
+    others = []
+    for seed in range(count):
+        unseen = full["stock"][:hidden]
+        random.Random(seed).shuffle(unseen)
+        others.append(State.from_dict({**full, "stock": unseen + full["stock"][hidden:]}))
+        assert others[-1].view() == seen.view()
+    return others
+
+
+@pytest.mark.parametrize(
+    ("variant", "deal", "moves"),
+    [("countess", 2, ["t0-t2", "draw", "draw"]), ("barricade", 5, [])],
+)
+def test_K2_a_hint_tells_nothing_of_the_face_down_cards_order(variant, deal, moves) -> None:  # noqa: ANN001
+    """RULES K2: the stock's order is hidden from every API, the hint's too. Positions that
+    differ only in the order of their face-down cards get the same hint."""
+    seen = replay(variant, deal, moves)
+    budget = {"time_limit": None, "max_nodes": 3_000, "samples": 3, "seed": "7:0"}
+    hints = {hint(other, **budget) for other in _orders_of_the_face_down_cards(seen, 4)}
+    assert len(hints) == 1 and hints <= set(seen.legal_moves())
+
+
+def test_K2_a_search_that_sees_the_stock_would_tell_its_order() -> None:
+    """Why the hint does not search the true position: here, the best line's first move
+    depends on the order of the face-down cards (Countess deal 2 after three moves)."""
+    seen = replay("countess", 2, ["t0-t2", "draw", "draw"])
+    firsts = {
+        solve(other, time_limit=None, max_nodes=3_000).line[0]
+        for other in _orders_of_the_face_down_cards(seen, 6)
+    }
+    assert firsts == {"waste-t3", "draw"}
+
+
 def test_hint_is_none_without_legal_moves() -> None:
     st = position("portuguese", {0: "AS 3S 2S", 1: "4S"}, CLUBS_HEARTS_DIAMONDS_HOME)
     # 4S cannot move (no 5), 2S cannot move (3S is under it): stuck.

@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import random
 import time
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -183,15 +186,58 @@ def solve(
     )
 
 
-def hint(state: State, *, time_limit: float = 1.0) -> str | None:
-    """The first move of the best line a short search finds; a plain legal move otherwise."""
+# A hint on a position with face-down cards searches this many orders of them.
+HINT_SAMPLES = 5
+
+
+def hint(
+    state: State,
+    *,
+    time_limit: float | None = 1.0,
+    max_nodes: int | None = None,
+    samples: int = HINT_SAMPLES,
+    seed: str = "",
+) -> str | None:
+    """The first move of the best line a short search finds; a plain legal move otherwise.
+
+    Where two or more cards are face down (Countess' stock, Barricade A's below its top), the
+    search must not see them: a line found with the true stock would tell the player about
+    its order, which no API may reveal (RULES.md K2). So the face-down cards are dealt in
+    `samples` random orders (from `seed`: the same position gets the same hint), each
+    searched for a share of the time, and the move most of their lines start with is the hint:
+    what a player who knows which cards are unseen, but not their order, could work out.
+    """
     legal = state.legal_moves()
     if not legal:
         return None
-    res = solve(state, time_limit=time_limit)
-    if res.line:
-        return res.line[0]
+    if state.hidden_count > 1:
+        votes = Counter()
+        share = None if time_limit is None else time_limit / samples
+        for sample in _unseen_orders(state, random.Random(seed), samples):
+            line = solve(sample, time_limit=share, max_nodes=max_nodes).line
+            if line and line[0] in legal:
+                votes[line[0]] += 1
+        if votes:
+            most = max(votes.values())
+            return next(m for m in legal if votes[m] == most)  # a tie: in legal-move order
+    else:
+        line = solve(state, time_limit=time_limit, max_nodes=max_nodes).line
+        if line:
+            return line[0]
     for m in legal:
         if "-f" in m:
             return m
     return legal[0]
+
+
+def _unseen_orders(state: State, rng: random.Random, samples: int) -> Iterator[State]:
+    """`state` with its face-down cards in `samples` random orders; the stock's top stays
+    where it is when it is face up (Barricade A). Shuffled from their sorted list, so the
+    orders depend on which cards are unseen, not on the true one. The legal moves are the
+    same in each: none depends on a face-down card."""
+    full = state.to_dict()
+    hidden = state.hidden_count
+    for _ in range(samples):
+        unseen = sorted(full["stock"][:hidden])
+        rng.shuffle(unseen)
+        yield type(state).from_dict({**full, "stock": unseen + full["stock"][hidden:]})

@@ -288,8 +288,9 @@ async function lobbyView(token) {
             moves);
           item = { li, moves };
         }
-        // The deal tells two games of one player apart; a daily one's stays secret all day.
-        item.moves.textContent = ` ${g.daily ? "daily" : `deal ${g.deal}`} · move ${g.v}`;
+        // The deal tells two games of one player apart; a daily one's stays secret all day, and
+        // so does a practice game's with a face-down stock while it is played (deal: null).
+        item.moves.textContent = ` ${g.daily ? "daily" : g.deal ? `deal ${g.deal}` : "practice"} · move ${g.v}`;
         return [g.id, item];
       });
       liveItems.clear();
