@@ -22,11 +22,12 @@ class CredentialsSerializer(serializers.Serializer):
         error_messages={"min_length": _USERNAME_LENGTH, "max_length": _USERNAME_LENGTH},
     )
     # Judged by Django's password validators once the body is read (services.register_user):
-    # a short one is `weak_password`, which says why, not `invalid`.
+    # a short one is `weak_password`, which says why, not `invalid`; the empty one too.
     password = StrictCharField(
         max_length=128,
         write_only=True,
         trim_whitespace=False,
+        allow_blank=True,
         help_text="At least 8 characters, not all digits, not a common password and not like "
         "the username: else 400 `weak_password`, which says which.",
     )

@@ -363,7 +363,7 @@ class LeaderboardConsumer(JsonFrameConsumer):
             return await self.refuse_socket(exc, msg_id)
         # The group is named by the day as written canonically (the URL may say 2026-W48-4).
         await self.subscribe(leaderboards.board_group(day.isoformat(), self.variant))
-        frame = await socket_calls.on_thread(socket_calls.load_board)(self.date, self.variant)
+        frame = await socket_calls.board_call(socket_calls.load_board)(self.date, self.variant)
         if isinstance(frame, AppError):
             return await self.refuse_socket(frame, msg_id)
         self.refusal = None
@@ -381,7 +381,7 @@ class LeaderboardConsumer(JsonFrameConsumer):
     async def on_sync(self, data: dict) -> None:
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
-        frame = await socket_calls.on_thread(socket_calls.load_board)(self.date, self.variant)
+        frame = await socket_calls.board_call(socket_calls.load_board)(self.date, self.variant)
         if not isinstance(frame, AppError):
             await self.show(frame)
 

@@ -2,9 +2,10 @@
 
 The deal number comes from an HMAC of the date and variant under DAILY_SECRET, so nobody can
 compute tomorrow's deal. Candidates are tried in a fixed order; the solver runs on a node budget
-(not a clock) so every server process, fast or slow, certifies the same deal. The unique
-constraint on (date, variant) makes concurrent creation safe: the loser of the race reads the
-winner's row. Within one process a lock per key keeps concurrent requests from certifying twice.
+with a time limit behind it (certification.BUDGETS), so two processes, one of them slowed down,
+may pick different deals. The unique constraint on (date, variant) makes that, and any
+concurrent creation, safe: the loser of the race reads the winner's row. Within one process a
+lock per key keeps concurrent requests from certifying twice.
 """
 
 from __future__ import annotations

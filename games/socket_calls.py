@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -63,6 +65,21 @@ def on_thread(func, pool: str = "game-db", threads: int | None = None):  # noqa:
     return database_sync_to_async(func, thread_sensitive=False, executor=executor)
 
 
+# Threads that read boards for board sockets, apart from the game sockets' threads.
+BOARD_THREADS = 4
+
+
+def board_call(func):  # noqa: ANN001, ANN201
+    """Run a board socket's load on a thread of the boards' own, on SQLite too: the first load
+    of a day may certify its challenge, and wait 5-30 s for the process that does. On the
+    game sockets' threads (on SQLite, the one every socket's sign-in and reads share) that
+    stalled every socket of the server meanwhile. Reads only, so SQLite takes them from any
+    thread."""
+    return database_sync_to_async(
+        func, thread_sensitive=False, executor=_pool("board", BOARD_THREADS)
+    )
+
+
 def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202
     """Write a move batch on a thread: every batch on SQLite (or with GAME_LOOP_WRITER=0), and
     on PostgreSQL the batches the event loop hands over. On PostgreSQL these have threads of
@@ -73,12 +90,24 @@ def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202
 
 
 def shutdown_db_pool() -> None:
-    """Stop the database threads; their connections go with them (tests, clean shutdown)."""
+    """Stop the database threads; their connections go with them (tests, clean shutdown).
+
+    Each thread must close its own connections, so each gets one close that waits at a
+    barrier for the others: without it one thread could take two closes and another none,
+    leaving its connection open (the tests' teardown then ended it from the server side, and
+    with it connections still in use)."""
     while _pools:
         _, pool = _pools.popitem()
+        barrier = threading.Barrier(pool._max_workers)
         for _ in range(pool._max_workers):
-            pool.submit(connections.close_all)
+            pool.submit(_close_at, barrier)
         pool.shutdown(wait=True)
+
+
+def _close_at(barrier: threading.Barrier) -> None:
+    with suppress(threading.BrokenBarrierError):
+        barrier.wait(timeout=5)  # every thread holds one close: none takes two
+    connections.close_all()
 
 
 def move_batcher() -> MoveBatcher:

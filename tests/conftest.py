@@ -165,13 +165,19 @@ def close_game_db_threads(django_db_blocker):  # noqa: ANN001, ANN201
     yield
     import time
 
-    from django.db import connection
+    from django.db import connection, connections
 
     from games.socket_calls import shutdown_db_pool
 
     shutdown_db_pool()
     if connection.vendor != "postgresql":
         return
+    # asgiref's one thread for thread-sensitive calls outlives the module: close its
+    # connection there, or the wait below ends it from the server side while it is still
+    # this thread's, and the next module's first call on it fails ("the connection is lost").
+    from asgiref.sync import SyncToAsync
+
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result()
     # A closed connection's server process lingers for a moment; wait for it, or dropping
     # the test database at the end fails with "being accessed by other users".
     deadline = time.monotonic() + 3

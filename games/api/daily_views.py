@@ -78,7 +78,10 @@ class DailyListView(APIView):
     def get(self, request: Request) -> Response:
         user = request.user
         challenges = []
-        for challenge in daily.ensure_today():
+        # One "today" for the whole answer: read again after the certifications, it could be
+        # the next day's date beside the day before's challenges.
+        today = clock.today()
+        for challenge in daily.ensure_day(today):
             attempt = daily.ranked_attempt(user, challenge) if user.is_authenticated else None
             summary = attempt_summary(attempt)
             challenges.append(
@@ -95,7 +98,7 @@ class DailyListView(APIView):
                     "attempt": summary,
                 }
             )
-        return Response({"date": clock.today().isoformat(), "challenges": challenges})
+        return Response({"date": today.isoformat(), "challenges": challenges})
 
 
 class DailyPlayView(APIView):

@@ -84,8 +84,9 @@ class GameSerializer(serializers.Serializer):
     seconds = serializers.IntegerField(help_text="server time from start to the last move")
     rank = serializers.IntegerField(
         allow_null=True,
-        help_text="a finished ranked attempt's place on its daily board now; null otherwise "
-        "(and in the list of your games)",
+        help_text="a ranked attempt's place on its daily board now, once it is finished or "
+        "its day is over (it counts as it stands); null otherwise (and in the list of your "
+        "games)",
     )
     state = StateSerializer()
     started_at = serializers.DateTimeField()

@@ -346,3 +346,21 @@ def test_trusted_proxies_must_be_a_whole_number(monkeypatch):  # noqa: ANN001
         monkeypatch.setenv("TRUSTED_PROXIES", bad)
         with pytest.raises(ImproperlyConfigured, match="TRUSTED_PROXIES"):
             env_whole("TRUSTED_PROXIES", 0)
+
+
+@pytest.mark.django_db
+def test_an_empty_password_is_a_weak_password_as_the_schema_says(anon):  # noqa: ANN001
+    """The schema: a password under 8 characters is 400 `weak_password`, which says why. The
+    shortest of all was `invalid`: DRF refused a blank string before Django's validators."""
+    res = anon.post("/api/auth/register", {"username": "ada", "password": ""}, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "weak_password", res.json()
+
+
+@pytest.mark.parametrize("path", ["/api/auth/token", "/api/auth/login"])
+def test_a_stale_token_beside_the_password_does_not_refuse_the_sign_in(anon, user, path):  # noqa: ANN001
+    """A client whose key was revoked signs in again with its password, the old key still in
+    its Authorization header: both sign-ins take the password and ignore the key."""
+    anon.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    res = anon.post(path, {"username": user.username, "password": "correct-horse-9"}, format="json")
+    assert res.status_code == 200, res.json()
+    assert res.json()["token"]

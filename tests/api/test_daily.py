@@ -572,3 +572,20 @@ def test_a_stuck_ranked_attempt_cannot_be_undone(api):  # noqa: ANN001
     res = api.post(f"/api/games/{game['id']}/undo", {"v": 1}, format="json")
     assert res.status_code == 409 and res.json()["code"] == "game_over"
     assert Game.objects.get(pk=game["id"]).status == "stuck"
+
+
+def test_the_lobby_names_the_day_its_challenges_are_of_across_midnight(
+    api, move_clock, monkeypatch
+):  # noqa: ANN001
+    """Midnight may pass while the day's challenges are made (certifying takes seconds): the
+    answer's date is still the day of the challenges it lists."""
+    real = daily.ensure_day
+
+    def midnight_passes(day):  # noqa: ANN001, ANN202
+        made = real(day)
+        move_clock(1)
+        return made
+
+    monkeypatch.setattr(daily, "ensure_day", midnight_passes)
+    body = api.get("/api/daily").json()
+    assert {c["date"] for c in body["challenges"]} == {body["date"]}

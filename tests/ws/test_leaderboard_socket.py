@@ -162,3 +162,40 @@ async def test_a_board_pushed_while_a_refused_socket_loaded_is_not_shown(user, m
     assert (err["t"], err["d"]["reason"]) == ("error", "not_found")
     assert await comm.receive_nothing(timeout=0.3)
     await comm.disconnect()
+
+
+@pytest.mark.usefixtures("close_sockets_left_open")
+async def test_a_board_socket_certifying_today_holds_up_no_game_socket(user, monkeypatch, settings):  # noqa: ANN001
+    """The first board socket of a day may certify its challenge (5-30 s). It did so on the
+    game sockets' threads (on SQLite the one every socket's sign-in and reads share): a game
+    socket opened meanwhile waited for the certification. The boards have threads of their
+    own; as many board sockets as the game sockets have threads still hold none of them."""
+    import asyncio
+    import threading
+
+    from games import services
+
+    game = await database_sync_to_async(services.start_practice)(user, "portuguese", 1)
+    started, release = threading.Event(), threading.Event()
+    real = daily.certify
+
+    def slow_certify(date, variant, budget=None):  # noqa: ANN001, ANN202
+        started.set()
+        release.wait(15)
+        return real(date, variant, budget)
+
+    monkeypatch.setattr(daily, "certify", slow_certify)
+    today = clock.today().isoformat()
+    boards = [
+        asyncio.create_task(connect(f"/ws/leaderboards/{today}/portuguese"))
+        for _ in range(settings.GAME_DB_THREADS)
+    ]
+    try:
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        game_socket = await asyncio.wait_for(connect(f"/ws/games/{game.pk}", user), timeout=3)
+        assert (await recv(game_socket))["t"] == "state"
+    finally:
+        release.set()
+        sockets = await asyncio.gather(*boards)
+    assert all([(await recv(board))["t"] == "leaderboard" for board in sockets])
