@@ -80,6 +80,10 @@ def as_a_player_reads_it(detail: str) -> str:
     return RULE_NUMBER.sub("", PILE_ID.sub(pile_name, CARD_CODE.sub(card_name, detail)))
 
 
+def moves_of(server: Server, gid: int, token: str) -> list[str]:
+    return [m["move"] for m in server.request("GET", f"/api/games/{gid}/moves", token=token)]
+
+
 def rest_game(server: Server, gid: int, token: str) -> dict:
     return server.request("GET", f"/api/games/{gid}", token=token)
 
@@ -360,6 +364,61 @@ def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) 
     wait_version(page, 0)  # the sync the client sent answered with the real state
     assert piles(page) == before
     assert rest_game(server, gid, token)["v"] == 0
+
+
+def test_a_move_made_while_another_is_on_its_way_shows_and_is_checked_when_its_turn_comes(
+    open_page, server: Server
+) -> None:
+    """A move made while the one before is still on its way shows on the table at once (it
+    snapped back, and a player who repeated it played a second move), and is sent once the
+    first has landed; one the server's new position has no room for is not sent at all. The
+    page's socket is routed through the test, which holds the first move of each pair."""
+    name, token = server.register()
+    page = open_page()
+    held: list = []
+    sent: list[str] = []
+
+    def route(ws) -> None:  # noqa: ANN001
+        upstream = ws.connect_to_server()
+
+        def from_page(message: str) -> None:
+            frame = json.loads(message)
+            if frame.get("t") == "move":
+                sent.append(frame["d"]["move"])
+                if frame["d"]["move"] == "t6-t0" and len(held) < 2:
+                    held.append((upstream, message))
+                    return
+            upstream.send(message)
+
+        ws.on_message(from_page)
+
+    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    sign_in(page, name)
+    for second, lands in (("t5-t0", True), ("t6-t0", False)):
+        game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 3}, token)
+        gid = game["id"]
+        page.goto(f"/#/play/{gid}")
+        wait_live(page, gid)
+        before = piles(page)
+        drag(page, top_card(page, "t6"), pile(page, "t0"))  # Spanish deal 3: t6-t0 is legal
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=game]').dataset.pending === '1'"
+        )
+        src = second.split("-")[0]
+        card = before[src][-1] if src != "t6" else before["t6"][-2]
+        drag(page, top_card(page, src), pile(page, "t0"))
+        assert piles(page)["t0"][-1] == card  # shown as made, not snapped back
+        upstream, message = held[-1]
+        upstream.send(message)
+        if lands:
+            wait_version(page, 2)
+            assert moves_of(server, gid, token) == ["t6-t0", second]
+        else:
+            expect(page.get_by_test_id("message")).to_contain_text("was no longer possible")
+            wait_version(page, 1)
+            assert moves_of(server, gid, token) == ["t6-t0"]
+            assert piles(page)["t0"][-1] == before["t6"][-1]
+    assert sent == ["t6-t0", "t5-t0", "t6-t0"]  # the second t6-t0 was never sent
 
 
 def test_watch_live_game_and_reconnect(open_page, server: Server) -> None:
@@ -679,6 +738,83 @@ def test_a_move_made_offline_shows_on_the_table_and_lands_once_back(
     history = server.request("GET", f"/api/games/{gid}/moves", token=token)
     assert [m["move"] for m in history] == [first]
     assert_table_matches(page, rest_game(server, gid, token)["state"])
+
+
+def test_a_resign_offline_says_it_was_not_made(open_page, server: Server) -> None:
+    """With the server out of reach a resign was dropped in silence: the dialog closed and the
+    game went on. The page says it cannot resign until the connection is back."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)
+    page = open_page()
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    page.evaluate(OFFLINE_JS, False)
+    expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
+    page.get_by_test_id("resign").click()
+    expect(page.get_by_test_id("message")).to_contain_text("Not connected: you can resign")
+    page.evaluate(OFFLINE_JS, True)
+    wait_live(page, game["id"])
+    assert rest_game(server, game["id"], token)["status"] == "playing"
+
+
+def test_a_finished_attempts_banner_follows_its_rank_on_the_board(
+    open_page, server: Server
+) -> None:
+    """A win by another player moves a resigned attempt down the board, beside the banner and
+    in the banner too (which kept the rank it had when the attempt ended)."""
+    name, token = server.register()
+    page = open_page()
+    log_in(page, name, "/#/daily/portuguese")
+    page.get_by_test_id("start-daily").click()
+    wait_live(page)
+    gid = game_id(page)
+    server.request("POST", f"/api/games/{gid}/resign", {}, token)
+    expect(page.get_by_test_id("game-over")).to_contain_text("rank #")
+    rank = int(re.search(r"rank #(\d+)", page.get_by_test_id("game-over").inner_text())[1])
+    _, other_token = server.register()
+    date = server.request("GET", "/api/daily", token=other_token)["date"]
+    other = server.request("POST", f"/api/daily/{date}/portuguese/play", {}, other_token)
+    play_rest(server, other["id"], other_token, server.daily_line(date, "portuguese"))
+    row = page.locator(f"[data-testid=lb-row][data-username='{name}']")
+    expect(row).to_have_attribute("data-rank", str(rank + 1))
+    expect(page.get_by_test_id("game-over")).to_contain_text(f"rank #{rank + 1}")
+
+
+def test_a_long_name_fits_the_lobby_on_a_phone(open_page, server: Server) -> None:
+    """A 30-character name with no break in it pushed the lobby's first line past a phone's
+    width, and the page scrolled sideways."""
+    name, _ = server.register("W" * 26 + uuid.uuid4().hex[:4].upper().replace("0", "W"))
+    page = open_page(PHONE)
+    log_in(page, name)
+    expect(page.get_by_test_id("my-stats")).to_contain_text(name)
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the lobby is {overflow}px wider than a phone"
+
+
+def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> None:
+    """A picked pile is pressed, the places it may go say so, a move is announced in words,
+    and each view names itself in the window's title and takes the focus to its heading."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 3}, token)
+    page = open_page()
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    expect(page).to_have_title(re.compile(r"^Spanish Patience · Deal 3 · Solitaire Arena$"))
+    expect(page.locator("h2:focus")).to_have_count(1)
+    source, target = pile(page, "t6"), pile(page, "t0")
+    card = piles(page)["t6"][-1]
+    source.focus()
+    page.keyboard.press("Enter")  # Spanish deal 3: t6-t0 is legal
+    expect(source).to_have_attribute("aria-pressed", "true")
+    expect(source).to_have_attribute("aria-label", re.compile(r", picked up$"))
+    expect(target).to_have_attribute("aria-label", re.compile(r", a place to put it$"))
+    target.focus()
+    page.keyboard.press("Enter")
+    wait_version(page, 1)
+    expect(source).to_have_attribute("aria-pressed", "false")
+    expect(page.get_by_test_id("announce")).to_have_text(as_a_player_reads_it(f"{card}: t6 to t0"))
+    page.evaluate("location.hash = '#/'")
+    expect(page).to_have_title(re.compile(r"^Today's challenges"))
 
 
 def test_u_asks_for_no_undo_the_button_does_not_offer(open_page, server: Server) -> None:

@@ -117,6 +117,21 @@ async function route() {
       return signinView();
     }
     if (route.token === token) setView(null, h("section", { class: "panel" }, errorBox(err), h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
+  } finally {
+    if (route.token === token) announceView();
+  }
+}
+
+// A new view is named in the window's title, and takes the focus where the old one had it
+// (the link that was clicked is gone): a screen reader then reads where the player is. A
+// field of the view that took the focus itself keeps it.
+function announceView() {
+  const heading = main.querySelector("h2");
+  const name = heading ? heading.textContent.trim() : "";
+  document.title = name ? `${name} · Solitaire Arena` : "Solitaire Arena";
+  if (heading && !main.contains(document.activeElement)) {
+    heading.setAttribute("tabindex", "-1");
+    heading.focus({ preventScroll: true });
   }
 }
 
@@ -461,7 +476,12 @@ function mountGame(game, variant, { readOnly = false, extra = [], onFinished = n
       closeDialog = null; // a later ending gets its own dialog
     },
   });
-  if (aside) board = new Leaderboard(aside, { date: game.daily.date, variant: game.variant, me: app.me, today: app.today });
+  if (aside) {
+    board = new Leaderboard(aside, {
+      date: game.daily.date, variant: game.variant, me: app.me, today: app.today,
+      onMine: (mine) => view.rankChanged(mine && mine.rank),
+    });
+  }
   app.view = {
     game: view,
     board,

@@ -89,6 +89,8 @@ export class GameView {
       : h("button", { type: "button", class: "quiet", "data-testid": "hint", title: "Hint (h)" }, "Hint");
     if (this.hintBtn) this.hintBtn.addEventListener("click", () => this.hint());
     this.msgEl = h("div", { class: "message", "data-testid": "message", role: "status", "aria-live": "polite" });
+    // Each change of the table said in words, for a screen reader (not shown).
+    this.announceEl = h("div", { class: "sr-only", "data-testid": "announce", "aria-live": "polite" });
     this.bannerEl = h("div", { class: "banner", "data-testid": "game-over", hidden: true });
     const who = this.readOnly
       ? h("span", { class: "tag watch", "data-testid": "watching" }, `Watching ${g.owner}`)
@@ -110,22 +112,30 @@ export class GameView {
       h("span", { class: "keys" }, " Keyboard: Tab or arrows to a pile, Enter to pick and drop, Esc to cancel, f = to foundation, u = undo",
         this.variant.piles && this.variant.piles.waste ? ", d = draw" : "",
         this.hintBtn ? ", h = hint." : "."));
-    this.root.replaceChildren(bar, this.msgEl, this.bannerEl, this.tableEl, ...(help ? [help] : []));
+    this.root.replaceChildren(bar, this.msgEl, this.announceEl, this.bannerEl, this.tableEl, ...(help ? [help] : []));
     this.root.classList.add("game");
     this.root.dataset.gameId = String(g.id);
   }
 
   // ---- drawing ---------------------------------------------------------------------------
 
-  // What the table shows: the server's state, with the player's next action shown as played
-  // where it can be foreseen: the move in flight, or, with none in flight (offline), the move
-  // waiting to be sent, if the server lists it as legal (not a draw: its card is face down).
-  // So a move made offline is seen to have been made, and is not made a second time.
+  // What the table shows: the server's state, with the player's actions still on their way
+  // shown as played where they can be foreseen: the move in flight (or, with none in flight,
+  // offline, the move waiting to be sent) if the server lists it as legal, then the moves
+  // queued behind it, as the player made them (checked when their turn comes: pump). Not
+  // past a draw, whose card is face down, or an undo. So a move made offline or while
+  // another was on its way is seen to have been made, and is not made a second time.
   display() {
-    const next = this.inflight || this.queue[0];
-    if (!next || next.kind !== "move" || next.move === "draw") return this.server;
-    if (!(this.server.legal_moves || []).includes(next.move)) return this.server;
-    return applyMove(this.server, next.move) || this.server;
+    let shown = this.server;
+    const pending = [this.inflight, ...this.queue].filter(Boolean);
+    for (const [i, action] of pending.entries()) {
+      if (action.kind !== "move" || action.move === "draw") break;
+      if (i === 0 && !(this.server.legal_moves || []).includes(action.move)) break;
+      const next = applyMove(shown, action.move);
+      if (!next) break;
+      shown = next;
+    }
+    return shown;
   }
 
   render(opts = {}) {
@@ -250,6 +260,7 @@ export class GameView {
       this.render();
       return;
     }
+    item.behind = !!(this.inflight || this.queue.length); // made on a position not yet confirmed
     this.queue.push(item);
     this.pump();
     this.render();
@@ -285,6 +296,7 @@ export class GameView {
   async resign() {
     if (this.readOnly || this.status !== "playing") return;
     if (this.asking) return;
+    if (!this.socket.isOpen) return this.message("Not connected: you can resign once the connection is back.", "error");
     const ranked = this.game.daily && this.game.daily.ranked;
     this.asking = confirmDialog("Resign this game?",
       ranked ? "Your ranked attempt ends as it stands and ranks by the cards it has home." : "It ends as it stands.",
@@ -292,7 +304,9 @@ export class GameView {
     const sure = await this.asking;
     this.asking = null;
     if (!sure || this.status !== "playing") return;
-    this.socket.send({ t: "resign", d: { id: `r-${++this.seq}` } });
+    if (!this.socket.send({ t: "resign", d: { id: `r-${++this.seq}` } })) {
+      this.message("Not connected: the game was not resigned. Try again once the connection is back.", "error");
+    }
   }
 
   pump() {
@@ -304,6 +318,14 @@ export class GameView {
       return;
     }
     const item = this.queue.shift();
+    // A move made behind another was aimed at the table as it would be: if the server's
+    // position now has no such move, it is not sent, and neither is what followed it.
+    if (item.behind && item.kind === "move" && !(this.server.legal_moves || []).includes(item.move)) {
+      this.queue = [];
+      this.message(`Not played: ${describeMove(this.server, item.move)} was no longer possible.`, "error");
+      this.render();
+      return;
+    }
     const id = `${item.kind === "undo" ? "u" : "m"}-${++this.seq}`;
     const v = this.server.v;
     if (item.kind === "undo") {
@@ -363,7 +385,13 @@ export class GameView {
     // The table now shows what this connection's server says (tests and tools wait on it).
     this.root.dataset.synced = "1";
     const before = this.server.v;
+    const prev = this.server;
     this.server = { v, ...d };
+    if (v === before + 1 && d.last_move && d.last_move !== "undo") {
+      this.announceEl.textContent = describeMove(prev, d.last_move);
+    } else if (v === before + 1) {
+      this.announceEl.textContent = "Last move undone";
+    }
     const f = this.inflight;
     if (f) {
       if (v > f.v) {
@@ -437,6 +465,16 @@ export class GameView {
     this.result = null;
     this.bannerEl.hidden = true;
     this.onReopened();
+  }
+
+  // The board beside a finished ranked attempt moves as others finish: the banner's rank
+  // (the player's own, on their own attempt) follows it.
+  rankChanged(rank) {
+    if (this.readOnly || !(this.game.daily && this.game.daily.ranked) || this.bannerEl.hidden) return;
+    if (typeof rank !== "number" || (this.result || this.game).rank === rank) return;
+    this.game.rank = rank;
+    if (this.result) this.result.rank = rank;
+    this.showFinished();
   }
 
   showFinished(live = false) {

@@ -6,8 +6,9 @@ import { ReconnectingSocket } from "./socket.js";
 import { formatSeconds, h, plural, statusText } from "./ui.js";
 
 export class Leaderboard {
-  constructor(root, { date, variant, me, today = null, title = "Leaderboard" }) {
+  constructor(root, { date, variant, me, today = null, title = "Leaderboard", onMine = null }) {
     this.root = root;
+    this.onMine = onMine || (() => {}); // told of the signed-in player's own entry as it changes
     this.date = date;
     this.today = today;
     this.variant = variant;
@@ -71,6 +72,7 @@ export class Leaderboard {
       }
       this.mine = board.me || null;
       this.render();
+      this.onMine(this.mine);
     } catch (err) {
       if (!this.entries.length) this.tbody.replaceChildren(h("tr", {}, h("td", { colspan: 5, class: "muted" }, err.detail)));
     }
@@ -92,6 +94,7 @@ export class Leaderboard {
     }
     if (this.canWatch() !== before) this.render();
     else this.renderMine();
+    this.onMine(this.mine);
   }
 
   render() {

@@ -252,7 +252,8 @@ export class Table {
         top[k].classList.add("last");
       }
     }
-    pile.setAttribute("aria-label", this.describe(id, cards, count));
+    pile.dataset.label = this.describe(id, cards, count);
+    pile.setAttribute("aria-label", pile.dataset.label);
   }
 
   describe(id, cards, count) {
@@ -274,6 +275,10 @@ export class Table {
       pile.classList.toggle("hint", hinted.includes(id));
       const isSource = !!this.picked && this.picked.pile === id;
       pile.classList.toggle("source", isSource);
+      // What the eye sees in colour, a screen reader hears: the pile picked up, the targets.
+      pile.setAttribute("aria-pressed", String(isSource));
+      const role = isSource ? ", picked up" : targets.has(id) ? ", a place to put it" : "";
+      if (pile.dataset.label) pile.setAttribute("aria-label", pile.dataset.label + role);
       const faces = pile.querySelectorAll(".card");
       faces.forEach((c, k) => {
         c.classList.toggle("picked", isSource && k >= faces.length - this.pickedCardCount(id));
