@@ -252,6 +252,11 @@ async def echo_client(
     async with connect(
         f"{server.ws}/ws/echo", additional_headers=headers, open_timeout=start.open_timeout
     ) as ws:
+        # One echo before the window, as a game client waits for its first `state`: the socket
+        # is then set up on the server too (its sign-in's group, a look at its credential),
+        # which otherwise ran inside the echo window and not inside the moves window.
+        await ws.send(payload)
+        await ws.recv()
         until = await start.wait()
         while time.perf_counter() < until and done < start.limit:
             sent = time.perf_counter()
