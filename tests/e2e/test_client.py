@@ -277,13 +277,19 @@ def test_leaderboard_updates_live_and_links_to_watch(open_page, server: Server) 
     shot(page, "07-watch-finished-game")
 
 
-def test_win_screen_shows_rank(open_page, server: Server) -> None:
+def ranked_portuguese(open_page, server: Server) -> tuple[str, str, Page, int]:  # noqa: ANN001
+    """A new player's page on their ranked attempt at today's Portuguese, started from its
+    page: (username, token, page, game id)."""
     name, token = server.register()
     page = open_page()
     log_in(page, name, "/#/daily/portuguese")
     page.get_by_test_id("start-daily").click()
     wait_live(page)
-    gid = game_id(page)
+    return name, token, page, game_id(page)
+
+
+def test_win_screen_shows_rank(open_page, server: Server) -> None:
+    name, token, page, gid = ranked_portuguese(open_page, server)
     date = server.request("GET", "/api/daily", token=token)["date"]
     line = server.daily_line(date, "portuguese")
     last = line[-1]
@@ -762,12 +768,7 @@ def test_a_finished_attempts_banner_follows_its_rank_on_the_board(
 ) -> None:
     """A win by another player moves a resigned attempt down the board, beside the banner and
     in the banner too (which kept the rank it had when the attempt ended)."""
-    name, token = server.register()
-    page = open_page()
-    log_in(page, name, "/#/daily/portuguese")
-    page.get_by_test_id("start-daily").click()
-    wait_live(page)
-    gid = game_id(page)
+    name, token, page, gid = ranked_portuguese(open_page, server)
     server.request("POST", f"/api/games/{gid}/resign", {}, token)
     expect(page.get_by_test_id("game-over")).to_contain_text("rank #")
     rank = int(re.search(r"rank #(\d+)", page.get_by_test_id("game-over").inner_text())[1])
