@@ -420,11 +420,54 @@ def test_a_move_made_while_another_is_on_its_way_shows_and_is_checked_when_its_t
             wait_version(page, 2)
             assert moves_of(server, gid, token) == ["t6-t0", second]
         else:
-            expect(page.get_by_test_id("message")).to_contain_text("was no longer possible")
+            expect(page.get_by_test_id("message")).to_contain_text("is not a legal move once")
             wait_version(page, 1)
             assert moves_of(server, gid, token) == ["t6-t0"]
             assert piles(page)["t0"][-1] == before["t6"][-1]
     assert sent == ["t6-t0", "t5-t0", "t6-t0"]  # the second t6-t0 was never sent
+
+
+def test_a_move_made_behind_a_draw_is_not_sent_for_the_card_the_draw_brings(
+    open_page, server: Server
+) -> None:
+    """Countess deal 1 after 18 draws: the Ace of Spades tops the waste, and the next draw
+    brings the Ace of Hearts. A double click on the Ace of Spades while that draw is on its way
+    queued `waste-f0`, which then played the Ace of Hearts, a card the player never touched.
+    It is not sent: the cards under it changed."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "countess", "deal": 1}, token)
+    gid = game["id"]
+    play_rest(server, gid, token, ["draw"] * 18)
+    page = open_page()
+    held: list = []
+
+    def route(ws) -> None:  # noqa: ANN001
+        upstream = ws.connect_to_server()
+
+        def from_page(message: str) -> None:
+            frame = json.loads(message)
+            if frame.get("t") == "move" and frame["d"]["move"] == "draw" and not held:
+                held.append((upstream, message))
+                return
+            upstream.send(message)
+
+        ws.on_message(from_page)
+
+    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    log_in(page, name, f"/#/play/{gid}")
+    wait_live(page, gid)
+    assert piles(page)["waste"][-1] == "AS"
+    page.keyboard.press("d")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=game]').dataset.pending === '1'"
+    )
+    top_card(page, "waste").dblclick()
+    upstream, message = held[0]
+    upstream.send(message)
+    expect(page.get_by_test_id("message")).to_contain_text("the cards changed")
+    wait_version(page, 19)
+    assert moves_of(server, gid, token)[-1] == "draw"
+    assert rest_game(server, gid, token)["v"] == 19
 
 
 def test_watch_live_game_and_reconnect(open_page, server: Server) -> None:

@@ -9,7 +9,7 @@
 // did not land (the version did not move) is sent again with the same version, which the
 // server can never apply twice.
 
-import { applyMove, describeMove, parseMove, refusalMessage } from "./cards.js";
+import { applyMove, describeMove, parseMove, pileCards, refusalMessage } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
@@ -260,7 +260,10 @@ export class GameView {
       this.render();
       return;
     }
-    item.behind = !!(this.inflight || this.queue.length); // made on a position not yet confirmed
+    // Made on a position not yet confirmed: what it moves is remembered, to be checked
+    // against the server's position when its turn comes (pump).
+    item.behind = !!(this.inflight || this.queue.length);
+    if (item.behind && item.kind === "move") item.cards = movedCards(this.display(), item.move);
     this.queue.push(item);
     this.pump();
     this.render();
@@ -319,12 +322,20 @@ export class GameView {
     }
     const item = this.queue.shift();
     // A move made behind another was aimed at the table as it would be: if the server's
-    // position now has no such move, it is not sent, and neither is what followed it.
-    if (item.behind && item.kind === "move" && !(this.server.legal_moves || []).includes(item.move)) {
-      this.queue = [];
-      this.message(`Not played: ${describeMove(this.server, item.move)} was no longer possible.`, "error");
-      this.render();
-      return;
+    // position has no such move, or the move would now take other cards (a draw landed on the
+    // waste meanwhile), it is not sent, and neither is what followed it.
+    if (item.behind && item.kind === "move") {
+      const why = !(this.server.legal_moves || []).includes(item.move)
+        ? `Not played: ${describeMove(this.server, item.move)} is not a legal move once the move before it is made.`
+        : movedCards(this.server, item.move) !== item.cards
+          ? "Not played: the cards changed under your last move before it could be sent."
+          : null;
+      if (why) {
+        this.queue = [];
+        this.message(why, "error");
+        this.render();
+        return;
+      }
     }
     const id = `${item.kind === "undo" ? "u" : "m"}-${++this.seq}`;
     const v = this.server.v;
@@ -492,4 +503,11 @@ export class GameView {
       " · ", h("a", { href: `#/replay/${this.game.id}`, "data-testid": "replay-link" }, "Replay"));
     this.onFinished(d, { live, view: this });
   }
+}
+
+// The cards a move takes from its pile on this table, as one string ("" if it cannot tell).
+function movedCards(state, move) {
+  const p = parseMove(move);
+  if (!p || p.draw) return "";
+  return pileCards(state, p.from).slice(-p.n).join(" ");
 }
