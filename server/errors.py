@@ -7,6 +7,7 @@ consumers both turn it into their wire form, so a client sees the same codes on 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -97,6 +98,15 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return None
     code = next((c for cls, c in _DRF_CODES if isinstance(exc, cls)), "error")
     body: dict[str, Any] = {"code": code, "detail": _flatten(getattr(exc, "detail", str(exc)))}
+    if isinstance(exc, exceptions.Throttled):
+        # Said for a player (the browser shows it as it is), not as DRF's "Request was
+        # throttled. Expected available in 57 seconds."; the Retry-After header says the same.
+        wait = math.ceil(exc.wait) if exc.wait is not None else None
+        body["detail"] = (
+            f"Too many requests: try again in {wait} s."
+            if wait
+            else "Too many requests: try again later."
+        )
     if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):
         body["fields"] = {k: _flatten(v) for k, v in exc.detail.items()}
     response.data = body

@@ -238,6 +238,8 @@ def test_sign_in_attempts_are_limited_per_client_across_processes(anon, user, mo
     res = anon.post("/api/auth/token", wrong, format="json")
     assert res.status_code == 429 and res.json()["code"] == "rate_limited"
     assert int(res["Retry-After"]) > 0
+    # Said for a player, with the same wait as the header: not DRF's "Request was throttled".
+    assert res.json()["detail"] == f"Too many requests: try again in {res['Retry-After']} s."
     key = AuthThrottle.cache_format % {"scope": "auth", "ident": THROTTLED_CLIENT}
     if settings.REDIS_URL:
         from django.core.cache.backends.redis import RedisCache
