@@ -150,12 +150,20 @@ def write_action(action: str, game_id: int, user, data: dict) -> tuple[int, list
 
 
 def load_board(date: str, variant: str) -> dict | AppError:
+    """A board socket's board; or why not, for its `error` frame. A certification of today's
+    challenge that fails (its process died twice) is one of those: an error closes no socket
+    (PROTOCOL.md), and a `sync` asks again. Before, the consumer died of it."""
     from games import daily, leaderboards
 
     try:
         return leaderboards.board_frame(daily.challenge_for(date, variant))
     except AppError as exc:
         return exc
+    except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
+        log.exception("The %s board of %s could not be loaded", variant, date)
+        return AppError(
+            "not_found", f"The {variant} challenge of {date} cannot be made just now: sync later."
+        )
 
 
 def board_day(date: str, variant: str) -> dt.date:

@@ -199,3 +199,24 @@ async def test_a_board_socket_certifying_today_holds_up_no_game_socket(user, mon
         release.set()
         sockets = await asyncio.gather(*boards)
     assert all([(await recv(board))["t"] == "leaderboard" for board in sockets])
+
+
+@pytest.mark.usefixtures("close_sockets_left_open")
+async def test_a_certification_that_fails_is_an_error_frame_and_a_sync_asks_again(monkeypatch):  # noqa: ANN001
+    """Today's challenge made on a board socket's load, and its certification fails (its
+    process died twice): the socket hears why and stays open, as after any error; the
+    consumer used to die of it. A `sync` once certification works again brings the board."""
+    from tests.ws.helpers import recv_until
+
+    def process_died(date, variant, budget=None):  # noqa: ANN001, ANN202
+        raise RuntimeError("A process in the process pool was terminated abruptly")
+
+    monkeypatch.setattr(daily, "certify", process_died)
+    sock = await connect(f"/ws/leaderboards/{clock.today().isoformat()}/portuguese")
+    error = await recv(sock)
+    assert (error["t"], error["d"]["reason"]) == ("error", "not_found"), error  # as a day with none
+    await send(sock, "ping")
+    assert (await recv(sock))["t"] == "pong"
+    monkeypatch.undo()
+    await send(sock, "sync")
+    assert (await recv_until(sock, "leaderboard"))["d"]["entries"] == []
