@@ -30,6 +30,9 @@ _pool: ProcessPoolExecutor | None = None
 _pool_guard = threading.RLock()  # start_certifying holds it around _submit
 # Certifications begun ahead of their `run_certify` (start_certifying), with the pool each runs on.
 _started: dict[tuple[dt.date, str], tuple[ProcessPoolExecutor, Future]] = {}
+# Challenges this process has seen stored: a late `start_certifying` (a request that read the
+# day before another stored one) must not begin them again.
+_stored: set[tuple[dt.date, str]] = set()
 
 
 def candidate_deal(date: dt.date, variant: str, index: int) -> int:
@@ -88,16 +91,22 @@ def start_certifying(date: dt.date, variants: list[str]) -> None:
         for key, (_, job) in list(_started.items()):  # an earlier day's, done, never stored
             if key[0] < date and job.done():
                 del _started[key]
+        _stored.difference_update([key for key in _stored if key[0] < date])
         for variant in variants:
-            _begin(date, variant)
+            # Stored since the caller read the day (begin_missing): a second request that read
+            # it just before another stored the challenge began its certification again.
+            if (date, variant) not in _stored:
+                _begin(date, variant)
 
 
-def _done_with(date: dt.date, variant: str) -> None:
-    """Forget a certification begun for this challenge: it is in the database, or its job
-    failed. Kept until then, so a second caller meanwhile waits for the same job instead of
-    beginning another."""
+def _done_with(date: dt.date, variant: str, stored: bool = False) -> None:
+    """Forget a certification begun for this challenge: it is in the database (`stored`), or
+    its job failed. Kept until then, so a second caller meanwhile waits for the same job
+    instead of beginning another; and once stored, never begun again."""
     with _pool_guard:
         _started.pop((date, variant), None)
+        if stored:
+            _stored.add((date, variant))
 
 
 def _job_args(date: dt.date, variant: str) -> tuple:
@@ -141,12 +150,12 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
     existing = DailyChallenge.objects.select_related("deal").filter(date=date, variant=variant)
     found = existing.first()
     if found is not None:
-        _done_with(date, variant)
+        _done_with(date, variant, stored=True)
         return found
     with _lock_for(date, variant):
         found = existing.first()
         if found is not None:
-            _done_with(date, variant)
+            _done_with(date, variant, stored=True)
             return found
         cert = run_certify(date, variant)
         deal = get_deal(variant, cert.deal)
@@ -165,7 +174,7 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
             date=date,
             variant=variant,
         )
-        _done_with(date, variant)
+        _done_with(date, variant, stored=True)
         return challenge
 
 

@@ -524,6 +524,22 @@ def test_two_first_requests_share_each_certification(settings, monkeypatch):  # 
     assert daily._started == {}
 
 
+def test_a_challenge_stored_since_a_request_read_its_day_is_not_begun_again(settings, monkeypatch):  # noqa: ANN001
+    """A request reads the day (none made), another stores a challenge and forgets its job,
+    then the first begins the day's missing certifications: it began the stored one again, a
+    whole certification for nothing (seen as a flaky count in the test above)."""
+    settings.DAILY_CERTIFY_IN_PROCESS_POOL = True
+    submitted: list[str] = []
+    monkeypatch.setattr(daily, "_submit", lambda date, variant: submitted.append(variant))
+    monkeypatch.setattr(daily, "_started", {})  # this test's own, whatever it leaves
+    monkeypatch.setattr(daily, "_stored", set())
+    date = dt.date(2026, 3, 10)
+    daily._done_with(date, "portuguese", stored=True)  # stored by the other request
+    daily._done_with(date, "spanish")  # its job failed: not stored
+    daily.start_certifying(date, ["portuguese", "spanish"])  # the first request, on what it read
+    assert submitted == ["spanish"]
+
+
 def test_a_certification_worker_that_died_is_replaced(settings):  # noqa: ANN001
     import os
     import signal
