@@ -321,6 +321,39 @@ def test_win_screen_shows_rank(open_page, server: Server) -> None:
     expect(page.get_by_test_id("game-over")).to_contain_text(f"rank {rank}")
 
 
+class HeldMoves:
+    """The page's game socket, routed through the test: the first `count` move frames that
+    `hold` picks are kept back (`held`: each as the page's socket, the server's and the text,
+    to be answered or let through later), the rest pass; `sent` is every frame the page sent."""
+
+    def __init__(self, page: Page, hold, count: int = 1) -> None:  # noqa: ANN001
+        self.held: list[tuple] = []
+        self.sent: list[dict] = []
+
+        def route(ws) -> None:  # noqa: ANN001
+            upstream = ws.connect_to_server()
+
+            def from_page(message: str) -> None:
+                frame = json.loads(message)
+                self.sent.append(frame)
+                if frame.get("t") == "move" and hold(frame["d"]) and len(self.held) < count:
+                    self.held.append((ws, upstream, message))
+                    return
+                upstream.send(message)
+
+            ws.on_message(from_page)
+
+        page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+
+    def release(self, index: int = -1) -> None:
+        """Let a held frame through to the server."""
+        _, upstream, message = self.held[index]
+        upstream.send(message)
+
+    def frame(self, index: int = -1) -> dict:
+        return json.loads(self.held[index][2])
+
+
 def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) -> None:
     """A legal-looking move shows at once; if the server refuses it, the screen goes back.
 
@@ -331,21 +364,7 @@ def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) 
     game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
     gid = game["id"]
     page = open_page()
-    held: dict = {}
-
-    def route(ws) -> None:  # noqa: ANN001
-        upstream = ws.connect_to_server()
-
-        def from_page(message: str) -> None:
-            frame = json.loads(message)
-            if frame.get("t") == "move" and "frame" not in held:
-                held.update(frame=frame, ws=ws)
-                return
-            upstream.send(message)
-
-        ws.on_message(from_page)
-
-    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    socket = HeldMoves(page, lambda move: True)
     log_in(page, name, f"/#/play/{gid}")
     wait_live(page, gid)
     before = piles(page)
@@ -356,12 +375,12 @@ def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) 
         "() => document.querySelector('[data-testid=game]').dataset.pending === '1'"
     )
     assert piles(page)[dst][-1] == card  # shown before the server answered
-    assert held["frame"]["d"]["move"] == f"{src}-{dst}"
-    assert held["frame"]["d"]["v"] == 0
+    held = socket.frame()["d"]
+    assert (held["move"], held["v"]) == (f"{src}-{dst}", 0)
 
     detail = "The game is at version 1, not 0: sync and try again."
-    refusal = {"id": held["frame"]["d"]["id"], "code": "stale_version", "detail": detail, "v": 1}
-    held["ws"].send(json.dumps({"t": "error", "d": refusal}))
+    refusal = {"id": held["id"], "code": "stale_version", "detail": detail, "v": 1}
+    socket.held[0][0].send(json.dumps({"t": "error", "d": refusal}))  # as the server would
     # Said in words, not in versions.
     expect(page.get_by_test_id("message")).to_have_text(
         "The game changed in another window or device: your move was not played. "
@@ -381,24 +400,7 @@ def test_a_move_made_while_another_is_on_its_way_shows_and_is_checked_when_its_t
     page's socket is routed through the test, which holds the first move of each pair."""
     name, token = server.register()
     page = open_page()
-    held: list = []
-    sent: list[str] = []
-
-    def route(ws) -> None:  # noqa: ANN001
-        upstream = ws.connect_to_server()
-
-        def from_page(message: str) -> None:
-            frame = json.loads(message)
-            if frame.get("t") == "move":
-                sent.append(frame["d"]["move"])
-                if frame["d"]["move"] == "t6-t0" and len(held) < 2:
-                    held.append((upstream, message))
-                    return
-            upstream.send(message)
-
-        ws.on_message(from_page)
-
-    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    socket = HeldMoves(page, lambda move: move["move"] == "t6-t0", count=2)
     sign_in(page, name)
     for second, lands in (("t5-t0", True), ("t6-t0", False)):
         game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 3}, token)
@@ -414,8 +416,7 @@ def test_a_move_made_while_another_is_on_its_way_shows_and_is_checked_when_its_t
         card = before[src][-1] if src != "t6" else before["t6"][-2]
         drag(page, top_card(page, src), pile(page, "t0"))
         assert piles(page)["t0"][-1] == card  # shown as made, not snapped back
-        upstream, message = held[-1]
-        upstream.send(message)
+        socket.release()
         if lands:
             wait_version(page, 2)
             assert moves_of(server, gid, token) == ["t6-t0", second]
@@ -424,7 +425,8 @@ def test_a_move_made_while_another_is_on_its_way_shows_and_is_checked_when_its_t
             wait_version(page, 1)
             assert moves_of(server, gid, token) == ["t6-t0"]
             assert piles(page)["t0"][-1] == before["t6"][-1]
-    assert sent == ["t6-t0", "t5-t0", "t6-t0"]  # the second t6-t0 was never sent
+    moves = [f["d"]["move"] for f in socket.sent if f.get("t") == "move"]
+    assert moves == ["t6-t0", "t5-t0", "t6-t0"]  # the second t6-t0 was never sent
 
 
 def test_a_move_made_behind_a_draw_is_not_sent_for_the_card_the_draw_brings(
@@ -439,21 +441,7 @@ def test_a_move_made_behind_a_draw_is_not_sent_for_the_card_the_draw_brings(
     gid = game["id"]
     play_rest(server, gid, token, ["draw"] * 18)
     page = open_page()
-    held: list = []
-
-    def route(ws) -> None:  # noqa: ANN001
-        upstream = ws.connect_to_server()
-
-        def from_page(message: str) -> None:
-            frame = json.loads(message)
-            if frame.get("t") == "move" and frame["d"]["move"] == "draw" and not held:
-                held.append((upstream, message))
-                return
-            upstream.send(message)
-
-        ws.on_message(from_page)
-
-    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    socket = HeldMoves(page, lambda move: move["move"] == "draw")
     log_in(page, name, f"/#/play/{gid}")
     wait_live(page, gid)
     assert piles(page)["waste"][-1] == "AS"
@@ -462,8 +450,7 @@ def test_a_move_made_behind_a_draw_is_not_sent_for_the_card_the_draw_brings(
         "() => document.querySelector('[data-testid=game]').dataset.pending === '1'"
     )
     top_card(page, "waste").dblclick()
-    upstream, message = held[0]
-    upstream.send(message)
+    socket.release()
     expect(page.get_by_test_id("message")).to_contain_text("the cards changed")
     wait_version(page, 19)
     assert moves_of(server, gid, token)[-1] == "draw"
@@ -886,23 +873,7 @@ def test_no_undo_while_a_ranked_draw_is_on_its_way(open_page, server: Server) ->
     and be refused. The page's socket is routed through the test, which holds the draw."""
     name, token = server.register()
     page = open_page()
-    held: dict = {}
-    sent: list[str] = []
-
-    def route(ws) -> None:  # noqa: ANN001
-        upstream = ws.connect_to_server()
-
-        def from_page(message: str) -> None:
-            frame = json.loads(message)
-            sent.append(frame.get("t"))
-            if frame.get("t") == "move" and frame["d"]["move"] == "draw" and "draw" not in held:
-                held["draw"] = (upstream, message)
-                return
-            upstream.send(message)
-
-        ws.on_message(from_page)
-
-    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    socket = HeldMoves(page, lambda move: move["move"] == "draw")
     sign_in(page, name)
     page.get_by_test_id("daily-countess").click()
     page.get_by_test_id("start-daily").click()
@@ -926,9 +897,9 @@ def test_no_undo_while_a_ranked_draw_is_on_its_way(open_page, server: Server) ->
     )
     expect(page.get_by_test_id("undo")).to_be_disabled()
     page.keyboard.press("u")
-    upstream, message = held["draw"]
-    upstream.send(message)
+    socket.release()
     wait_version(page, state["v"] + 1)
+    sent = [f.get("t") for f in socket.sent]
     assert "undo" not in sent, sent
 
 
