@@ -61,8 +61,11 @@ def on_thread(func, pool: str = "game-db", threads: int | None = None):  # noqa:
     """
     if connection.vendor == "sqlite":
         return database_sync_to_async(func)
-    executor = _pool(pool, threads or settings.GAME_DB_THREADS)
-    return database_sync_to_async(func, thread_sensitive=False, executor=executor)
+    return _on_pool(func, pool, threads or settings.GAME_DB_THREADS)
+
+
+def _on_pool(func, pool: str, threads: int):  # noqa: ANN001, ANN202
+    return database_sync_to_async(func, thread_sensitive=False, executor=_pool(pool, threads))
 
 
 # Threads that read boards for board sockets, apart from the game sockets' threads.
@@ -75,9 +78,7 @@ def board_call(func):  # noqa: ANN001, ANN201
     game sockets' threads (on SQLite, the one every socket's sign-in and reads share) that
     stalled every socket of the server meanwhile. Reads only, so SQLite takes them from any
     thread."""
-    return database_sync_to_async(
-        func, thread_sensitive=False, executor=_pool("board", BOARD_THREADS)
-    )
+    return _on_pool(func, "board", BOARD_THREADS)
 
 
 def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202

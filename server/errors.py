@@ -7,7 +7,6 @@ consumers both turn it into their wire form, so a client sees the same codes on 
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -100,11 +99,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     body: dict[str, Any] = {"code": code, "detail": _flatten(getattr(exc, "detail", str(exc)))}
     if isinstance(exc, exceptions.Throttled):
         # Said for a player (the browser shows it as it is), not as DRF's "Request was
-        # throttled. Expected available in 57 seconds."; the Retry-After header says the same.
-        wait = math.ceil(exc.wait) if exc.wait is not None else None
+        # throttled. Expected available in 57 seconds."; the Retry-After header says the same
+        # (DRF has rounded the wait up to whole seconds).
         body["detail"] = (
-            f"Too many requests: try again in {wait} s."
-            if wait
+            f"Too many requests: try again in {exc.wait} s."
+            if exc.wait
             else "Too many requests: try again later."
         )
     if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):

@@ -157,16 +157,14 @@ def sign_in_group(scope: dict) -> str | None:
     return session_group(session.session_key) if session and session.session_key else None
 
 
-@database_sync_to_async
-def sign_in_lasts(scope: dict) -> bool:
-    """Whether the credential a socket signed in with still stands: its token, or its browser
-    session (a sign-out, or another user's sign-in, deletes the session's key)."""
+async def sign_in_lasts(scope: dict) -> bool:
+    """Whether the credential a socket signed in with still stands: its token, as the
+    handshake looked it up, or its browser session (a sign-out, or another user's sign-in,
+    deletes the session's key)."""
     if scope.get("auth_via") == "token":
-        from rest_framework.authtoken.models import Token
-
-        return Token.objects.filter(key=scope["token"], user__is_active=True).exists()
+        return await _user_for_token(scope["token"]) is not None
     session = scope.get("session")
-    return session is not None and session.exists(session.session_key)
+    return session is not None and await database_sync_to_async(session.exists)(session.session_key)
 
 
 def _tell_sockets(group: str, message: dict) -> None:

@@ -210,20 +210,19 @@ def hint(
     legal = state.legal_moves()
     if not legal:
         return None
-    if state.hidden_count > 1:
-        votes = Counter()
-        share = None if time_limit is None else time_limit / samples
-        for sample in _unseen_orders(state, random.Random(seed), samples):
-            line = solve(sample, time_limit=share, max_nodes=max_nodes).line
-            if line and line[0] in legal:
-                votes[line[0]] += 1
-        if votes:
-            most = max(votes.values())
-            return next(m for m in legal if votes[m] == most)  # a tie: in legal-move order
+    if state.hidden_count > 1:  # face-down cards, whose order the player does not know
+        positions = _unseen_orders(state, random.Random(seed), samples)
     else:
-        line = solve(state, time_limit=time_limit, max_nodes=max_nodes).line
-        if line:
-            return line[0]
+        positions, samples = [state], 1
+    share = None if time_limit is None else time_limit / samples
+    votes = Counter()
+    for position in positions:
+        line = solve(position, time_limit=share, max_nodes=max_nodes).line
+        if line and line[0] in legal:
+            votes[line[0]] += 1
+    if votes:
+        most = max(votes.values())
+        return next(m for m in legal if votes[m] == most)  # a tie: in legal-move order
     for m in legal:
         if "-f" in m:
             return m
@@ -237,7 +236,8 @@ def _unseen_orders(state: State, rng: random.Random, samples: int) -> Iterator[S
     same in each: none depends on a face-down card."""
     full = state.to_dict()
     hidden = state.hidden_count
+    unseen, seen = sorted(full["stock"][:hidden]), full["stock"][hidden:]
     for _ in range(samples):
-        unseen = sorted(full["stock"][:hidden])
-        rng.shuffle(unseen)
-        yield type(state).from_dict({**full, "stock": unseen + full["stock"][hidden:]})
+        order = unseen[:]
+        rng.shuffle(order)
+        yield type(state).from_dict({**full, "stock": order + seen})

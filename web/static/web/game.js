@@ -321,21 +321,12 @@ export class GameView {
       return;
     }
     const item = this.queue.shift();
-    // A move made behind another was aimed at the table as it would be: if the server's
-    // position has no such move, or the move would now take other cards (a draw landed on the
-    // waste meanwhile), it is not sent, and neither is what followed it.
-    if (item.behind && item.kind === "move") {
-      const why = !(this.server.legal_moves || []).includes(item.move)
-        ? `Not played: ${describeMove(this.server, item.move)} is not a legal move once the move before it is made.`
-        : movedCards(this.server, item.move) !== item.cards
-          ? "Not played: the cards changed under your last move before it could be sent."
-          : null;
-      if (why) {
-        this.queue = [];
-        this.message(why, "error");
-        this.render();
-        return;
-      }
+    const why = this.outdated(item);
+    if (why) {
+      this.queue = []; // what followed it was aimed at a table it assumed
+      this.message(why, "error");
+      this.render();
+      return;
     }
     const id = `${item.kind === "undo" ? "u" : "m"}-${++this.seq}`;
     const v = this.server.v;
@@ -348,6 +339,20 @@ export class GameView {
     }
     this.armFlightTimer();
     this.render();
+  }
+
+  // Why a move made behind another, aimed at the table as it would be, is not to be sent
+  // now that the server has answered the one before: the server's position has no such move,
+  // or the move would take other cards (a draw landed on the waste meanwhile). Null: send it.
+  outdated(item) {
+    if (!item.behind || item.kind !== "move") return null;
+    if (!(this.server.legal_moves || []).includes(item.move)) {
+      return `Not played: ${describeMove(this.server, item.move)} is not a legal move once the move before it is made.`;
+    }
+    if (movedCards(this.server, item.move) !== item.cards) {
+      return "Not played: the cards changed under your last move before it could be sent.";
+    }
+    return null;
   }
 
   armFlightTimer() {
@@ -398,10 +403,8 @@ export class GameView {
     const before = this.server.v;
     const prev = this.server;
     this.server = { v, ...d };
-    if (v === before + 1 && d.last_move && d.last_move !== "undo") {
-      this.announceEl.textContent = describeMove(prev, d.last_move);
-    } else if (v === before + 1) {
-      this.announceEl.textContent = "Last move undone";
+    if (v === before + 1 && d.last_move) {
+      this.announceEl.textContent = d.last_move === "undo" ? "Last move undone" : describeMove(prev, d.last_move);
     }
     const f = this.inflight;
     if (f) {
