@@ -147,6 +147,16 @@ def fast_password_hashing(settings):  # noqa: ANN001, ANN201
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def redis_down() -> ConnectionError:
+    """The error a Redis client raises while its server cannot be reached."""
+    return ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+
+
+async def layer_down(*args: object, **kwargs: object) -> None:
+    """A channel layer's send while its Redis cannot be reached."""
+    raise redis_down()
+
+
 def play_line(api: APIClient, game_id: int, line: list[str], v: int = 0) -> dict:
     """Play moves one by one through REST, each on the version the previous one returned."""
     body: dict = {}

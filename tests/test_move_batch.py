@@ -15,6 +15,7 @@ from games.move_batcher import MoveBatcher, write_batch
 from games.services import MoveRequest
 from server.errors import AppError
 from tests.batches import EXPECTED, kinds, legal, mixed_batch
+from tests.conftest import redis_down
 
 
 @pytest.mark.django_db
@@ -285,7 +286,7 @@ def test_a_board_push_that_fails_after_the_commit_refuses_no_committed_move(
     their_move = legal(bystander)[0]
 
     def layer_down(daily) -> None:  # noqa: ANN001
-        raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+        raise redis_down()
 
     monkeypatch.setattr(leaderboards, "publish_board", layer_down)
     results = write_batch(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from games.models import Game, Move
+from tests.conftest import layer_down
 
 pytestmark = pytest.mark.django_db
 
@@ -340,9 +341,6 @@ def test_a_rest_move_whose_fan_out_fails_is_answered_as_played(api, monkeypatch)
     from games import broadcast
 
     game = new_game(api)
-
-    async def layer_down(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
-        raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
 
     monkeypatch.setattr(broadcast, "send_to_game", layer_down)
     move = game["state"]["legal_moves"][0]

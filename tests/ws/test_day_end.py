@@ -10,6 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from games import clock, daily, day_end
+from tests.conftest import redis_down
 from tests.ws.helpers import connect, recv
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -250,7 +251,7 @@ def test_a_day_end_push_that_failed_can_be_made_again(api, move_clock, monkeypat
     def flaky_send(game_id, frame) -> None:  # noqa: ANN001
         if not failed:
             failed.append(game_id)
-            raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+            raise redis_down()
         real_send(game_id, frame)
 
     monkeypatch.setattr(day_end, "send_to_game_sync", flaky_send)
@@ -266,7 +267,7 @@ async def test_the_watch_pushes_a_failed_day_end_again(monkeypatch, move_clock):
     def fails_once(day: dt.date) -> int:
         tries.append(day)
         if len(tries) == 1:
-            raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+            raise redis_down()
         return 1
 
     midnights = iter([0.0])  # the watch crosses one midnight, then sleeps on

@@ -9,6 +9,7 @@ from channels.db import database_sync_to_async
 
 from games import services
 from games.models import Game, Move
+from tests.conftest import layer_down
 from tests.ws.helpers import connect, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -505,9 +506,6 @@ async def test_a_fan_out_that_fails_after_a_move_leaves_the_move_and_the_socket(
     first = await recv(comm)
     watcher = await connect(f"/ws/games/{game.pk}", other_user)
     assert (await recv(watcher))["v"] == 0
-
-    async def layer_down(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
-        raise ConnectionError("Error 111 connecting to redis:6379. Connection refused.")
 
     monkeypatch.setattr(get_channel_layer(), "group_send", layer_down)
     await send(comm, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": "m-1"})
