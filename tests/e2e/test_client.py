@@ -867,6 +867,40 @@ def test_u_asks_for_no_undo_the_button_does_not_offer(open_page, server: Server)
     expect(page.get_by_test_id("message")).not_to_contain_text("cannot be undone")
 
 
+def draw_then_play(server: Server, gid: int, token: str) -> dict:
+    """Over REST, in a Countess game: draw until a card can be played, then play it, so the last
+    move may be undone and the one before it is a draw. The game as it then stands."""
+    state = rest_game(server, gid, token)
+    while not [m for m in state["state"]["legal_moves"] if m != "draw"]:
+        state = server.request(
+            "POST", f"/api/games/{gid}/moves", {"move": "draw", "v": state["v"]}, token
+        )
+    move = next(m for m in state["state"]["legal_moves"] if m != "draw")
+    return server.request("POST", f"/api/games/{gid}/moves", {"move": move, "v": state["v"]}, token)
+
+
+def test_after_an_undo_undo_is_judged_on_the_move_before(open_page, server: Server) -> None:
+    """After an undo the state names the undo, not the move a second undo would take back: the
+    page reads that move from the history. Here it is a draw, which a ranked attempt keeps, so
+    the button is off, as the server would refuse."""
+    name, token = server.register()
+    page = open_page()
+    log_in(page, name, "/#/daily/countess")
+    page.get_by_test_id("start-daily").click()
+    wait_live(page)
+    gid = game_id(page)
+    state = draw_then_play(server, gid, token)
+    wait_version(page, state["v"])
+    undo = page.get_by_test_id("undo")
+    expect(undo).to_be_enabled()
+    undo.click()
+    wait_version(page, state["v"] + 1)
+    expect(undo).to_be_disabled()
+    with pytest.raises(HttpError) as refused:
+        server.request("POST", f"/api/games/{gid}/undo", {"v": state["v"] + 1}, token)
+    assert refused.value.body["code"] == "illegal_move", refused.value.body
+
+
 def test_no_undo_while_a_ranked_draw_is_on_its_way(open_page, server: Server) -> None:
     """A draw in flight is not drawn on the table (its card is face down), so the table still
     shows the move before it, which may be undone; an undo sent then would come after the draw
@@ -879,16 +913,7 @@ def test_no_undo_while_a_ranked_draw_is_on_its_way(open_page, server: Server) ->
     page.get_by_test_id("start-daily").click()
     wait_live(page)
     gid = game_id(page)
-    state = rest_game(server, gid, token)
-    # Draw (over REST) until a card can be played, then play it: an undoable last move.
-    while not [m for m in state["state"]["legal_moves"] if m != "draw"]:
-        state = server.request(
-            "POST", f"/api/games/{gid}/moves", {"move": "draw", "v": state["v"]}, token
-        )
-    move = next(m for m in state["state"]["legal_moves"] if m != "draw")
-    state = server.request(
-        "POST", f"/api/games/{gid}/moves", {"move": move, "v": state["v"]}, token
-    )
+    state = draw_then_play(server, gid, token)
     wait_version(page, state["v"])
     expect(page.get_by_test_id("undo")).to_be_enabled()
     page.keyboard.press("d")

@@ -163,16 +163,36 @@ export class GameView {
   }
 
   // Whether a ranked attempt's last move turned a card up, which the server will not undo
-  // (a draw; a play from Barricade A's stock, whose next card then shows). After an undo the
-  // move it would take back is not known here: the button stays on and the server judges.
+  // (a draw; a play from Barricade A's stock, whose next card then shows). Judged on the move
+  // an undo would take back: after an undo that is an earlier move, read from the history.
   lastMoveRevealed(shown) {
     if (!(this.game.daily && this.game.daily.ranked)) return false;
     // A draw on its way is not drawn on the table (its card is face down), but the undo
     // would come after it.
     if ([this.inflight, ...this.queue].some((a) => a && a.kind === "move" && a.move === "draw")) return true;
-    const last = shown.last_move;
+    const last = shown.last_move === "undo" ? this.undoneTo(shown.v) : shown.last_move;
     if (last === "draw") return true;
+    // The position shown is the one that move made, so its stock is the one it left.
     return typeof last === "string" && last.startsWith("stock-") && shown.stock && shown.stock.count > 0;
+  }
+
+  // The move an undo at version v would take back, once the move history has said (the
+  // state names only the undo that made v); until then undefined, the button stays on and
+  // the server judges. One request per version, and only after an undo in a ranked attempt.
+  undoneTo(v) {
+    if (this.undoTop && this.undoTop.v === v) return this.undoTop.move;
+    if (this.undoTopAsked === v) return undefined;
+    this.undoTopAsked = v;
+    get(`/api/games/${this.game.id}/moves?limit=${v}`).then((rows) => {
+      const made = [];
+      for (const row of rows) {
+        if (row.move === "undo") made.pop();
+        else made.push(row.move);
+      }
+      this.undoTop = { v, move: made[made.length - 1] || null };
+      if (this.server.v === v) this.render();
+    }, () => { this.undoTopAsked = null; }); // asked again at the next drawing
+    return undefined;
   }
 
   renderClock() {
