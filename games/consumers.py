@@ -34,7 +34,8 @@ WS_CODES = {
     "forbidden",
     "rate_limited",
 }
-WS_CODE_MAP = {"invalid": "bad_message", "not_found": "forbidden"}
+# A socket that can serve nothing says `forbidden`, and why in `reason` (refuse_socket).
+WS_CODE_MAP = {"invalid": "bad_message", "not_found": "forbidden", "unavailable": "forbidden"}
 
 
 class RateLimiter:

@@ -6,13 +6,19 @@ with a time limit behind it (certification.BUDGETS), so two processes, one of th
 may pick different deals. The unique constraint on (date, variant) makes that, and any
 concurrent creation, safe: the loser of the race reads the winner's row. Within one process a
 lock per key keeps concurrent requests from certifying twice.
+
+A certification that fails makes its one challenge unavailable (503) for a while: the day's
+other challenges are listed and played as usual, and requests meanwhile are answered at once
+instead of each running the failing certification again behind the lock.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import multiprocessing as mp
 import threading
+import time
 from collections.abc import Iterable
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -22,6 +28,7 @@ from django.db import IntegrityError, transaction
 
 from games import certification, clock
 from games.certification import BUDGETS, Budget, Certificate
+from games.engine import VARIANTS
 from games.models import VARIANT_IDS, DailyChallenge, Game
 from games.services import check_variant, create_unique, get_deal, start_game
 from server.errors import AppError
@@ -33,6 +40,10 @@ _started: dict[tuple[dt.date, str], tuple[ProcessPoolExecutor, Future]] = {}
 # Challenges this process has seen stored: a late `start_certifying` (a request that read the
 # day before another stored one) must not begin them again.
 _stored: set[tuple[dt.date, str]] = set()
+# Certifications that failed: when (time.monotonic) a request may try each again.
+_failed_until: dict[tuple[dt.date, str], float] = {}
+
+log = logging.getLogger(__name__)
 
 
 def candidate_deal(date: dt.date, variant: str, index: int) -> int:
@@ -95,7 +106,7 @@ def start_certifying(date: dt.date, variants: list[str]) -> None:
         for variant in variants:
             # Stored since the caller read the day (begin_missing): a second request that read
             # it just before another stored the challenge began its certification again.
-            if (date, variant) not in _stored:
+            if (date, variant) not in _stored and _retry_in(date, variant) is None:
                 _begin(date, variant)
 
 
@@ -145,19 +156,60 @@ def _lock_for(date: dt.date, variant: str) -> threading.Lock:
         return _locks.setdefault((date, variant), threading.Lock())
 
 
+def _retry_in(date: dt.date, variant: str) -> int | None:
+    """Seconds until a failed certification of this challenge may be tried again; None if it
+    has not failed lately."""
+    with _pool_guard:
+        until = _failed_until.get((date, variant))
+    if until is None:
+        return None
+    left = until - time.monotonic()
+    return max(1, round(left)) if left > 0 else None
+
+
+def _unavailable(date: dt.date, variant: str, retry_after: int) -> AppError:
+    return AppError(
+        "unavailable",
+        f"The {VARIANTS[variant].name} challenge of {date} could not be certified; "
+        f"try again in {retry_after} s.",
+        retry_after=retry_after,
+    )
+
+
+def _certify_or_refuse(date: dt.date, variant: str) -> Certificate:
+    """`run_certify`, remembered when it fails: AppError `unavailable` until the retry time."""
+    retry_after = _retry_in(date, variant)
+    if retry_after is not None:
+        raise _unavailable(date, variant, retry_after)
+    try:
+        return run_certify(date, variant)
+    except Exception:
+        log.exception("Certifying the %s challenge of %s failed", variant, date)
+        retry_after = max(1, settings.DAILY_CERTIFY_RETRY_SECONDS)
+        with _pool_guard:
+            for key in [key for key in _failed_until if key[0] < date]:
+                del _failed_until[key]
+            _failed_until[(date, variant)] = time.monotonic() + retry_after
+        raise _unavailable(date, variant, retry_after) from None
+
+
 def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
-    """The challenge of a day, certified now if no job made it yet."""
+    """The challenge of a day, certified now if no job made it yet; AppError `unavailable`
+    (503) while its certification has lately failed."""
     existing = DailyChallenge.objects.select_related("deal").filter(date=date, variant=variant)
     found = existing.first()
     if found is not None:
         _done_with(date, variant, stored=True)
         return found
+    retry_after = _retry_in(date, variant)
+    if retry_after is not None:  # not behind the lock: no wait for an answer already known
+        raise _unavailable(date, variant, retry_after)
     with _lock_for(date, variant):
         found = existing.first()
         if found is not None:
             _done_with(date, variant, stored=True)
             return found
-        cert = run_certify(date, variant)
+        cert = _certify_or_refuse(date, variant)
         deal = get_deal(variant, cert.deal)
         challenge, _ = create_unique(
             DailyChallenge,
@@ -189,13 +241,20 @@ def begin_missing(date: dt.date, variants: Iterable[str]) -> dict[str, DailyChal
 
 
 def ensure_day(date: dt.date) -> list[DailyChallenge]:
-    """Every challenge of a day, in VARIANT_IDS order: one query when they all exist; those
-    missing are certified side by side, then stored one by one."""
+    """The challenges of a day, in VARIANT_IDS order: one query when they all exist; those
+    missing are certified side by side, then stored one by one. A challenge whose certification
+    failed is left out (ensure_daily says why); if all of them are, AppError `unavailable`."""
     found = begin_missing(date, VARIANT_IDS)
+    refused: AppError | None = None
     for variant in VARIANT_IDS:
         if variant not in found:
-            found[variant] = ensure_daily(date, variant)
-    return [found[v] for v in VARIANT_IDS]
+            try:
+                found[variant] = ensure_daily(date, variant)
+            except AppError as exc:
+                refused = exc
+    if not found and refused is not None:
+        raise refused
+    return [found[v] for v in VARIANT_IDS if v in found]
 
 
 def ensure_today() -> list[DailyChallenge]:

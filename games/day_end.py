@@ -90,7 +90,10 @@ def prepare_day(day: dt.date) -> int:
 
     def prepare() -> int:
         before = DailyChallenge.objects.filter(date=day).count()
-        daily.ensure_day(day)
+        made = {c.variant for c in daily.ensure_day(day)}
+        if len(made) < len(VARIANT_IDS):  # the claim goes back: made on demand, or again
+            missing = ", ".join(v for v in VARIANT_IDS if v not in made)
+            raise RuntimeError(f"not certified: {missing}")
         return len(VARIANT_IDS) - before
 
     return _claimed(f"day-prepare:{day.isoformat()}", prepare)

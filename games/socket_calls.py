@@ -151,9 +151,10 @@ def write_action(action: str, game_id: int, user, data: dict) -> tuple[int, list
 
 
 def load_board(date: str, variant: str) -> dict | AppError:
-    """A board socket's board; or why not, for its `error` frame. A certification of today's
-    challenge that fails (its process died twice) is one of those: an error closes no socket
-    (PROTOCOL.md), and a `sync` asks again. Before, the consumer died of it."""
+    """A board socket's board; or why not, for its `error` frame: today's challenge whose
+    certification failed (`unavailable`) is one of those, as is any other failure to load it
+    (logged). An error closes no socket (PROTOCOL.md), and a `sync` asks again. Before, the
+    consumer died of it."""
     from games import daily, leaderboards
 
     try:
@@ -163,7 +164,8 @@ def load_board(date: str, variant: str) -> dict | AppError:
     except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
         log.exception("The %s board of %s could not be loaded", variant, date)
         return AppError(
-            "not_found", f"The {variant} challenge of {date} cannot be made just now: sync later."
+            "unavailable",
+            f"The {variant} challenge of {date} cannot be loaded just now: sync later.",
         )
 
 

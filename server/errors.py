@@ -40,17 +40,27 @@ CODE_STATUS: dict[str, int] = {
     "too_large": 413,
     "unsupported_media_type": 415,
     "rate_limited": 429,
+    "unavailable": 503,
 }
 
 
 class AppError(Exception):
     """A domain error with a stable code, safe to show to the client."""
 
-    def __init__(self, code: str, detail: str, *, status: int | None = None, **extra: Any):
+    def __init__(
+        self,
+        code: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        retry_after: int | None = None,
+        **extra: Any,
+    ):
         super().__init__(detail)
         self.code = code
         self.detail = detail
         self.status = status or CODE_STATUS.get(code, 400)
+        self.retry_after = retry_after  # seconds, sent as Retry-After over HTTP
         self.extra = extra
 
     def as_dict(self) -> dict[str, Any]:
@@ -87,7 +97,8 @@ def _flatten(detail: Any) -> str:
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF exception handler producing `{code, detail}` for every error."""
     if isinstance(exc, AppError):
-        return Response(exc.as_dict(), status=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return Response(exc.as_dict(), status=exc.status, headers=headers)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

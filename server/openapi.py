@@ -39,7 +39,7 @@ GAME_READ = (*SIGNED_IN, "forbidden", "not_found")
 # A write to a game: a malformed body, a refused move, a stale version, a finished game.
 GAME_WRITE = (*GAME_READ, "invalid", "illegal_move", "stale_version", "game_over")
 # A challenge by date and variant in the URL.
-CHALLENGE = ("bad_date", "unknown_variant", "not_found")
+CHALLENGE = ("bad_date", "unknown_variant", "not_found", "unavailable")
 # A page of a leaderboard.
 PAGING = ("bad_request",)
 # An endpoint that reads a JSON body: a body that is not JSON, not sent as JSON, over the size

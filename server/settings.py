@@ -66,6 +66,9 @@ DAILY_SECRET = os.environ.get("DAILY_SECRET") or SECRET_KEY
 DAILY_CERTIFY_IN_PROCESS_POOL = env_bool("DAILY_CERTIFY_IN_PROCESS_POOL", True)
 # Processes that certify a day's challenges side by side (games.daily.start_certifying).
 DAILY_CERTIFY_WORKERS = int(os.environ.get("DAILY_CERTIFY_WORKERS", "2"))
+# After a certification fails (a solver error, no candidate proven), how long its challenge is
+# answered 503 `unavailable` before a request tries again (games.daily.ensure_daily).
+DAILY_CERTIFY_RETRY_SECONDS = int(os.environ.get("DAILY_CERTIFY_RETRY_SECONDS", "300"))
 # Whether a server process certifies today's challenges as it starts (games.day_end.watch), so
 # its first visitor does not wait for them; off in the tests' servers.
 DAILY_PREPARE_AT_START = env_bool("DAILY_PREPARE_AT_START", True)

@@ -70,7 +70,7 @@ class DailyListView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        responses={200: s.DailyListSerializer, **errors(*BAD_TOKEN)},
+        responses={200: s.DailyListSerializer, **errors(*BAD_TOKEN, "unavailable")},
         summary="Today's (UTC) five challenges and your attempt at each",
         description="Made on the first request of the day if no job made them (this can take "
         "a little while). The deal number is not sent until the day is over.",

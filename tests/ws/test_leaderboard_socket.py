@@ -205,16 +205,22 @@ async def test_a_board_socket_certifying_today_holds_up_no_game_socket(user, mon
 async def test_a_certification_that_fails_is_an_error_frame_and_a_sync_asks_again(monkeypatch):  # noqa: ANN001
     """Today's challenge made on a board socket's load, and its certification fails (its
     process died twice): the socket hears why and stays open, as after any error; the
-    consumer used to die of it. A `sync` once certification works again brings the board."""
+    consumer used to die of it. A `sync` once certification may be tried again (the failure's
+    wait is over: the undone patch) brings the board."""
     from tests.ws.helpers import recv_until
 
     def process_died(date, variant, budget=None):  # noqa: ANN001, ANN202
         raise RuntimeError("A process in the process pool was terminated abruptly")
 
     monkeypatch.setattr(daily, "certify", process_died)
+    monkeypatch.setattr(daily, "_failed_until", {})
     sock = await connect(f"/ws/leaderboards/{clock.today().isoformat()}/portuguese")
     error = await recv(sock)
-    assert (error["t"], error["d"]["reason"]) == ("error", "not_found"), error  # as a day with none
+    assert (error["t"], error["d"]["code"], error["d"]["reason"]) == (
+        "error",
+        "forbidden",
+        "unavailable",
+    ), error
     await send(sock, "ping")
     assert (await recv(sock))["t"] == "pong"
     monkeypatch.undo()

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from games import clock, daily
 from games.models import VARIANT_IDS
+from server.errors import AppError
 
 
 def progress(done: int, total: int, label: str, width: int = 30) -> str:
@@ -42,6 +43,7 @@ class Command(BaseCommand):
         tty = sys.stdout.isatty()
         started = time.perf_counter()
         made: dict[dt.date, dict] = {}  # per day, the challenges made before this run
+        failed: list[str] = []
         for i, (day, v) in enumerate(jobs):
             if day not in made:  # the day's missing challenges, certified side by side
                 made[day] = daily.begin_missing(day, variants)
@@ -50,7 +52,12 @@ class Command(BaseCommand):
                 self.stdout.flush()
             existed = v in made[day]
             t0 = time.perf_counter()
-            challenge = daily.ensure_daily(day, v)
+            try:
+                challenge = daily.ensure_daily(day, v)
+            except AppError as exc:  # the others are still made; the command fails at the end
+                failed.append(f"{day} {v}")
+                self.stderr.write(f"{day} {v:<17} {exc.detail}")
+                continue
             note = "exists" if existed else f"certified, waited {time.perf_counter() - t0:.1f}s"
             line = (
                 f"{day} {v:<17} par {challenge.par_cards} cards / {challenge.par_moves} "
@@ -61,6 +68,8 @@ class Command(BaseCommand):
             self.stdout.write(line)
         if tty:
             self.stdout.write(progress(len(jobs), len(jobs), "done"))
+        if failed:
+            raise CommandError(f"{len(failed)} of {len(jobs)} not certified: {', '.join(failed)}")
         self.stdout.write(
             self.style.SUCCESS(
                 f"{len(jobs)} challenges ready in {time.perf_counter() - started:.1f}s"

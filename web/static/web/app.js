@@ -519,7 +519,8 @@ async function dailyView(variantId, token) {
   app.today = daily.date;
   if (route.token !== token) return;
   const challenge = daily.challenges.find((c) => c.variant === variantId);
-  if (!challenge) throw new ApiError(404, "not_found", `No ${variant.name} challenge today.`);
+  // Left out of the list while its certification has lately failed (503 on its own URLs).
+  if (!challenge) throw new ApiError(503, "unavailable", `Today's ${variant.name} challenge is not available just now: try again in a few minutes.`);
   const date = challenge.date || daily.date;
   const base = `/api/daily/${date}/${variantId}`;
 
