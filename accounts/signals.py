@@ -14,3 +14,22 @@ def token_deleted(sender: type[Token], instance: Token, **kwargs: object) -> Non
 
     key = instance.key
     transaction.on_commit(lambda: end_token_sockets(key), robust=True)
+
+
+def user_saved(sender: type, instance, **kwargs: object) -> None:  # noqa: ANN001
+    """A user saved inactive (the admin's "active" box) closes every socket of theirs once the
+    save commits: REST and new handshakes refuse them already, open sockets did not."""
+    if not instance.is_active:
+        _end_user_sockets_on_commit(instance.pk)
+
+
+def user_deleted(sender: type, instance, **kwargs: object) -> None:  # noqa: ANN001
+    """A deleted user's sockets close too, a browser session's included (a token's close
+    with the token)."""
+    _end_user_sockets_on_commit(instance.pk)
+
+
+def _end_user_sockets_on_commit(user_id: int) -> None:
+    from server.ws_auth import end_user_sockets
+
+    transaction.on_commit(lambda: end_user_sockets(user_id), robust=True)

@@ -117,9 +117,10 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         `public` socket opened with no credential (a wrong token is refused all the same, as
         REST refuses it); else close with 4401. A signed-in socket joins the group of the
         session or token it signed in with, so signing out, or revoking the token, closes it
-        with 4401 on whichever process holds it."""
+        with 4401 on whichever process holds it; and its user's group, so deactivating the user
+        closes it too."""
         # Django's auth: imported once apps are ready
-        from server.ws_auth import sign_in_group, sign_in_lasts
+        from server.ws_auth import sign_in_group, sign_in_lasts, user_group
 
         # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.
         await self.accept()
@@ -133,16 +134,19 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         group = sign_in_group(self.scope)
         if group is not None:
             self.sign_in_group = group
+            self.user_group = user_group(user.pk)
             await self.channel_layer.group_add(group, self.channel_name)
-            # A sign-out or a revoke that came between the handshake's look-up and the join
-            # told a group this socket was not in yet: only a second look tells.
+            await self.channel_layer.group_add(self.user_group, self.channel_name)
+            # A sign-out, a revoke or a deactivation that came between the handshake's look-up
+            # and the joins told a group this socket was not in yet: only a second look tells.
             if not await sign_in_lasts(self.scope):
                 await self.close(code=CLOSE_UNAUTHENTICATED)
                 return False
         return True
 
     async def sign_in_ended(self, event: dict) -> None:
-        """The session this socket signed in with has signed out, or its token was revoked."""
+        """The session this socket signed in with has signed out, its token was revoked, or its
+        user was deactivated."""
         await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def sign_in_moved(self, event: dict) -> None:
@@ -158,6 +162,7 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "sign_in_group"):
             await self.channel_layer.group_discard(self.sign_in_group, self.channel_name)
+            await self.channel_layer.group_discard(self.user_group, self.channel_name)
 
     async def websocket_disconnect(self, message: dict) -> None:
         self.closing = True

@@ -149,6 +149,12 @@ def token_group(key: str) -> str:
     return "token." + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
+def user_group(user_id: int) -> str:
+    """Every socket of one user, whatever it signed in with: a user deactivated (or deleted)
+    in the admin closes them all."""
+    return f"user.{user_id}"
+
+
 def sign_in_group(scope: dict) -> str | None:
     """The group that closes this socket when the credential it signed in with ends."""
     if scope.get("auth_via") == "token":
@@ -160,11 +166,19 @@ def sign_in_group(scope: dict) -> str | None:
 async def sign_in_lasts(scope: dict) -> bool:
     """Whether the credential a socket signed in with still stands: its token, as the
     handshake looked it up, or its browser session (a sign-out, or another user's sign-in,
-    deletes the session's key)."""
+    deletes the session's key) and its user, still active."""
     if scope.get("auth_via") == "token":
         return await _user_for_token(scope["token"]) is not None
     session = scope.get("session")
-    return session is not None and await database_sync_to_async(session.exists)(session.session_key)
+    return session is not None and await _session_lasts(session, scope["user"].pk)
+
+
+@database_sync_to_async
+def _session_lasts(session, user_id: int) -> bool:  # noqa: ANN001
+    from django.contrib.auth import get_user_model
+
+    active = get_user_model().objects.filter(pk=user_id, is_active=True).exists()
+    return active and session.exists(session.session_key)
 
 
 def _tell_sockets(group: str, message: dict) -> None:
@@ -196,6 +210,12 @@ def session_key_changed(old_key: str | None, new_key: str | None, same_user: boo
     _tell_sockets(
         session_group(old_key), {"type": "sign_in.moved", "group": session_group(new_key)}
     )
+
+
+def end_user_sockets(user_id: int) -> None:
+    """Close every socket of this user, on any server process: a user deactivated or deleted
+    must not go on playing through a socket opened before."""
+    _end_sockets(user_group(user_id))
 
 
 def end_token_sockets(key: str) -> None:

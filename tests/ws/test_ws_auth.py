@@ -9,6 +9,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from games import clock
+from games.models import Game
 from server.asgi import application
 from server.ws_auth import host_allowed, origin_allowed, secure_handshake
 from tests.ws.helpers import track
@@ -200,6 +201,67 @@ async def test_a_token_deleted_elsewhere_closes_its_sockets(user):  # noqa: ANN0
     other = await connect("/ws/echo", user)  # a new token (helpers.token_of)
     await sync_to_async(user.delete)()
     assert await other.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
+async def test_deactivating_a_user_closes_every_socket_of_theirs(user, make_user):  # noqa: ANN001
+    """The admin's "active" box: REST and new handshakes refuse the user at once, and the
+    sockets they opened before (a token's, a browser session's) close with 4401 instead of
+    going on playing. Another user's socket stays."""
+    from asgiref.sync import sync_to_async
+
+    from games import services
+    from tests.ws.helpers import connect, recv, send
+
+    game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
+    token_socket = await connect(f"/ws/games/{game.pk}", user)
+    move = (await recv(token_socket))["d"]["legal_moves"][0]
+    _, socket_to = await signed_in_browser(user)
+    browser_socket = socket_to("/ws/echo")
+    assert (await browser_socket.connect())[0]
+    other = await connect("/ws/echo", await sync_to_async(make_user)())
+
+    user.is_active = False
+    await sync_to_async(user.save)()
+    for sock in (token_socket, browser_socket):
+        assert await sock.receive_output() == {"type": "websocket.close", "code": 4401}
+    await send(token_socket, "move", {"move": move, "v": 0, "id": "m-1"})
+    assert await token_socket.receive_nothing(timeout=0.2)
+    assert (await sync_to_async(Game.objects.get)(pk=game.pk)).version == 0
+    await other.send_to(text_data="still here")
+    assert await other.receive_from() == "still here"
+
+
+async def test_a_deleted_users_browser_socket_closes(user):  # noqa: ANN001
+    """A token's sockets close with the token; a browser session's, with its user."""
+    from asgiref.sync import sync_to_async
+
+    _, socket_to = await signed_in_browser(user)
+    sock = socket_to("/ws/echo")
+    assert (await sock.connect())[0]
+    await sync_to_async(user.delete)()
+    assert await sock.receive_output() == {"type": "websocket.close", "code": 4401}
+
+
+async def test_a_user_deactivated_while_a_browser_socket_opens_is_refused(user, monkeypatch):  # noqa: ANN001
+    """Deactivated after the handshake read the session, before the socket joined its
+    user's group: the second look closes it."""
+    from asgiref.sync import sync_to_async
+    from channels.layers import get_channel_layer
+
+    _, socket_to = await signed_in_browser(user)
+    layer = get_channel_layer()
+    real_add = layer.group_add
+
+    async def deactivate_then_join(group: str, channel: str) -> None:
+        if group.startswith("user."):
+            user.is_active = False
+            await sync_to_async(user.save)()
+        await real_add(group, channel)
+
+    monkeypatch.setattr(layer, "group_add", deactivate_then_join)
+    sock = socket_to("/ws/echo")
+    assert (await sock.connect())[0]
+    assert await sock.receive_output() == {"type": "websocket.close", "code": 4401}
 
 
 async def test_cross_site_origin_is_denied(user):  # noqa: ANN001
