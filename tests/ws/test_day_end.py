@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+from types import SimpleNamespace
 
 import pytest
 from channels.db import database_sync_to_async
 
 from games import clock, daily, day_end
+from games.models import VARIANT_IDS
 from tests.conftest import redis_down
 from tests.ws.helpers import connect, recv
 
@@ -174,8 +176,13 @@ def test_a_failed_preparation_leaves_the_day_unclaimed(monkeypatch) -> None:  # 
     monkeypatch.setattr(daily, "ensure_day", broken)
     with pytest.raises(RuntimeError):
         day_end.prepare_day(tomorrow)
-    monkeypatch.setattr(daily, "ensure_day", lambda day: [])
-    assert day_end.prepare_day(tomorrow) == 5  # claimed and run this time (nothing was made)
+    # One certification failed: the others are made, and the claim is given back all the same.
+    made = [SimpleNamespace(variant=v) for v in VARIANT_IDS]
+    monkeypatch.setattr(daily, "ensure_day", lambda day: made[1:])
+    with pytest.raises(RuntimeError, match="not certified: portuguese"):
+        day_end.prepare_day(tomorrow)
+    monkeypatch.setattr(daily, "ensure_day", lambda day: made)
+    assert day_end.prepare_day(tomorrow) == 5  # claimed and run this time (nothing was stored)
 
 
 async def test_the_watch_closes_past_days_at_start_and_after_each_midnight(monkeypatch, move_clock):  # noqa: ANN001
