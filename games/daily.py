@@ -311,12 +311,16 @@ def play_daily(user, challenge: DailyChallenge) -> tuple[Game, bool]:  # noqa: A
 
     Returns (game, created). Two requests at once still make one attempt: the partial unique
     constraint on (owner, daily) where ranked decides, and the loser resumes the winner's game.
+    Practice games have no such constraint (a player may start several on purpose), so two
+    `play` requests of a past day (a double click, a retry) take turns on the player's row.
     """
     if challenge.date < clock.today():
-        resumed = open_practice(user, challenge)
-        if resumed is not None:
-            return resumed, False
-        return start_daily_practice(user, challenge), True
+        with transaction.atomic():  # on SQLite an IMMEDIATE one: the write lock, at once
+            type(user).objects.select_for_update().filter(pk=user.pk).exists()
+            resumed = open_practice(user, challenge)
+            if resumed is not None:
+                return resumed, False
+            return start_daily_practice(user, challenge), True
     existing = ranked_attempt(user, challenge)
     if existing is not None:
         return existing, False
