@@ -776,6 +776,29 @@ def test_a_move_made_offline_shows_on_the_table_and_lands_once_back(
     assert_table_matches(page, rest_game(server, gid, token)["state"])
 
 
+def test_the_page_knows_at_once_when_the_browser_goes_offline(open_page, server: Server) -> None:
+    """The browser's own `offline` event drops the socket: the pill says so, and a move made
+    then waits (one, as above), instead of the page saying `live` for up to a minute while
+    moves piled up unsent. Back online, the move lands."""
+    name, token = server.register()
+    deal, first, _ = _two_tableau_moves("portuguese")
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
+    page = open_page()
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    page.context.set_offline(True)
+    expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting", timeout=2000)
+    src, dst = first.split("-")
+    drag(page, top_card(page, src), pile(page, dst))
+    expect(page.get_by_test_id("conn")).to_contain_text("1 move to send")
+    page.context.set_offline(False)
+    wait_live(page, game["id"])
+    wait_version(page, 1)
+    assert [
+        m["move"] for m in server.request("GET", f"/api/games/{game['id']}/moves", token=token)
+    ] == [first]
+
+
 def test_a_resign_offline_says_it_was_not_made(open_page, server: Server) -> None:
     """With the server out of reach a resign was dropped in silence: the dialog closed and the
     game went on. The page says it cannot resign until the connection is back."""
