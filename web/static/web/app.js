@@ -168,7 +168,13 @@ async function signinView() {
     form.dataset.mode = m;
   };
   setMode("signin");
-  toggle.addEventListener("click", () => setMode(mode === "signin" ? "signup" : "signin"));
+  toggle.addEventListener("click", () => {
+    err.replaceChildren();
+    setMode(mode === "signin" ? "signup" : "signin");
+  });
+  // A refusal speaks of what was sent: once a field changes it may no longer hold, and beside
+  // the browser's own check of the new value (which sends nothing) it would contradict it.
+  form.addEventListener("input", () => err.replaceChildren());
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     err.replaceChildren();
