@@ -639,6 +639,23 @@ def test_practice_sequences_double_click_draw_and_stock(open_page, server: Serve
     expect(page.get_by_test_id("practice-variant")).to_have_value(game["variant"])
 
 
+def test_the_result_dialog_gives_the_focus_to_the_banner(open_page, server: Server) -> None:
+    """Closed, the result dialog gives the focus to the banner that says how the game ended:
+    the Resign button that opened it is off by then, and the focus fell to the page's top,
+    where a keyboard or screen reader user had to start again."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)
+    page = open_page()
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    page.get_by_test_id("resign").click()
+    page.get_by_test_id("confirm-ok").click()
+    expect(page.get_by_test_id("result")).to_have_attribute("data-status", "resigned")
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("result")).to_have_count(0)
+    expect(page.get_by_test_id("game-over")).to_be_focused()
+
+
 @pytest.mark.parametrize("viewport_name", ["phone", "desktop"])
 def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name: str) -> None:
     viewport = PHONE if viewport_name == "phone" else {"width": 1280, "height": 900}

@@ -454,7 +454,9 @@ function resultDialog(d, game, variant, view) {
     h("div", { class: "row" }, closeBtn, undoBtn, h("a", { href: `#/replay/${game.id}`, class: "button", "data-testid": "result-replay" }, "Replay"),
       h("a", { href: "#/", class: "button" }, "Lobby"),
       game.daily || readOnly ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal")));
-  const close = modal(box, { testid: "result", status: d.status });
+  // Back to the banner that says how the game ended, or the game's heading.
+  const fallback = view.bannerEl.hidden ? view.root.querySelector("h2") : view.bannerEl;
+  const close = modal(box, { testid: "result", status: d.status, fallback });
   closeBtn.addEventListener("click", close);
   if (undoBtn) undoBtn.addEventListener("click", () => { close(); view.undo(); });
   closeBtn.focus();

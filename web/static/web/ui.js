@@ -68,7 +68,9 @@ export function toast(text, kind = "info") {
 // Returns `close`. Shared by the result dialog and the confirmations.
 // While it is open the rest of the page is `inert`: Tab stays inside the box, and nothing
 // behind it (the header's Sign out, the table's piles and keys) can be reached or pressed.
-export function modal(box, { testid = null, status = null, onClose = null } = {}) {
+// Closed, it gives the focus back where it was; where that can no longer take it (the Resign
+// button that opened the result is off by then), to `fallback`, not to the page's top.
+export function modal(box, { testid = null, status = null, onClose = null, fallback = null } = {}) {
   const overlay = h("div", { class: "overlay", "data-testid": testid, "data-status": status }, box);
   const before = document.activeElement;
   const behind = [...document.body.children].filter((el) => !el.inert);
@@ -79,7 +81,11 @@ export function modal(box, { testid = null, status = null, onClose = null } = {}
     overlay.remove();
     behind.forEach((el) => (el.inert = false));
     document.removeEventListener("keydown", esc);
-    if (before && before.isConnected && before.focus) before.focus();
+    if (before && before.isConnected && !before.disabled && before !== document.body) before.focus();
+    else if (fallback && fallback.isConnected) {
+      if (!fallback.hasAttribute("tabindex")) fallback.setAttribute("tabindex", "-1");
+      fallback.focus();
+    }
     if (onClose) onClose();
   };
   function esc(e) {
