@@ -7,6 +7,9 @@ finished first. Ties share nothing: ranks are 1..N.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 from django.db.models import F, Q, QuerySet
 
 from games import clock
@@ -129,28 +132,52 @@ def publish_board(daily: DailyChallenge) -> None:
     )
 
 
+# What the all-time board ranks by, best first. Players equal in all three share a rank
+# (1, 1, 3): nothing a player sees tells them apart, so an order between them would be made up.
+ALLTIME_KEY = ("wins", "best_par_ratio", "best_streak")
+
+
 def alltime_board(variant: str, page: int = 1, page_size: int = PAGE_SIZE) -> dict:
     from games.models import VariantRecord
 
     offset = (page - 1) * page_size
     qs = VariantRecord.objects.filter(variant=variant, played__gt=0)
-    rows = qs.select_related("user").order_by(
-        "-wins", "-best_par_ratio", "-best_streak", "user_id"
-    )[offset : offset + page_size]
-    return {
-        "variant": variant,
-        "total": qs.count(),
-        "page": page,
-        "page_size": page_size,
-        "entries": [
+    rows = list(
+        qs.select_related("user").order_by(*(f"-{f}" for f in ALLTIME_KEY), "user_id")[
+            offset : offset + page_size
+        ]
+    )
+    entries: list[dict] = []
+    rank, key = 0, None
+    for i, r in enumerate(rows):
+        row_key = tuple(getattr(r, f) for f in ALLTIME_KEY)
+        if row_key != key:  # the first of a page may share its rank with the page before
+            rank = offset + i + 1 if i else 1 + qs.filter(_better_than(row_key)).count()
+            key = row_key
+        entries.append(
             {
-                "rank": offset + i + 1,
+                "rank": rank,
                 "username": r.user.username,
                 "played": r.played,
                 "wins": r.wins,
                 "best_par_ratio": r.best_par_ratio,
                 "longest_streak": r.best_streak,
             }
-            for i, r in enumerate(rows)
-        ],
+        )
+    return {
+        "variant": variant,
+        "total": qs.count(),
+        "page": page,
+        "page_size": page_size,
+        "entries": entries,
     }
+
+
+def _better_than(key: tuple) -> Q:
+    """The records ahead of `key` on the all-time board: better in the first field that differs."""
+    ahead: list[Q] = []
+    same = Q()
+    for field, value in zip(ALLTIME_KEY, key, strict=True):
+        ahead.append(same & Q(**{f"{field}__gt": value}))
+        same &= Q(**{field: value})
+    return functools.reduce(operator.or_, ahead)

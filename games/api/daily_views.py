@@ -169,6 +169,8 @@ class AllTimeLeaderboardView(APIView):
             **errors(*BAD_TOKEN, "unknown_variant", *PAGING),
         },
         summary="All-time: daily wins, best par ratio, longest streak",
+        description="Ranked by daily wins, then best par ratio, then longest streak; players "
+        "equal in all three share a rank (1, 1, 3).",
     )
     def get(self, request: Request, variant: str) -> Response:
         check_variant(variant)
