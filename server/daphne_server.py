@@ -116,6 +116,14 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
             return
         super().onMessage(payload, isBinary)
 
+    def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
+        """A frame over daphne's 1 MiB read limit, sixteen times the 64 KiB a frame may have:
+        abuse, closed with 4429 as PROTOCOL.md closes for abuse, with a reason that says why.
+        autobahn's own close, 1009, is a code a client written from PROTOCOL.md does not know.
+        The frame is not read."""
+        log.warning("closed %s with 4429: a frame of %d bytes", self.peer, msg_size)
+        self._fail_connection(CLOSE_FLOODED, f"Frame too large: over {max_msg_size} bytes.")
+
     def _flooding(self, queue: Any) -> bool:
         frames, size = self.max_waiting_frames, self.max_waiting_bytes
         return bool(frames and queue.qsize() >= frames) or bool(
@@ -211,14 +219,14 @@ def _drop_frames(queue: Any) -> None:
 
 class ProjectWebSocketFactory(WebSocketFactory):
     """daphne's factory, making ProjectWebSocketProtocol, and closing a socket that sends a
-    frame over daphne's limit with 1009 instead of dropping it.
+    frame over daphne's limit with a close code instead of dropping it.
 
     daphne reads at most 1 MiB per message (`--websocket_max_message_size`); a frame up to that
     reaches the consumer, which refuses anything over 64 KiB with `bad_message`. A larger one
     autobahn refuses before reading it, and by default by cutting the TCP connection
     (`failByDrop`): the client saw its socket vanish with no close code and no reason. With the
-    closing handshake it gets 1009 ("message too big") and autobahn's reason; so do protocol
-    errors (1002, 1007).
+    closing handshake it gets 4429 and a reason (ProjectWebSocketProtocol); protocol errors get
+    WebSocket's own codes (1002, 1007).
     """
 
     protocol = ProjectWebSocketProtocol
