@@ -31,8 +31,9 @@ MAX_VERSION = 2**63 - 1
 
 
 class MoveRequestSerializer(serializers.Serializer):
-    # Blank passes through to the rules, which refuse it as `illegal_move`, as over WebSocket.
-    move = StrictCharField(max_length=16, trim_whitespace=False, allow_blank=True)
+    # Blank or long, a string passes through to the rules, which refuse it as `illegal_move`,
+    # as over WebSocket (the body's size limit bounds it).
+    move = StrictCharField(trim_whitespace=False, allow_blank=True)
     v = StrictIntegerField(min_value=0, max_value=MAX_VERSION)
 
 

@@ -106,7 +106,10 @@ def test_illegal_move_is_refused_and_changes_nothing(api):  # noqa: ANN001
     assert not Move.objects.exists()
 
 
-@pytest.mark.parametrize("move", ["t99-f0", "banana", "t0-x1", "c0-t1", " t0-t1", "t0-t1 "])
+# The long one is `illegal_move` as on the socket, not `invalid`: no move is that long.
+@pytest.mark.parametrize(
+    "move", ["t99-f0", "banana", "t0-x1", "c0-t1", " t0-t1", "t0-t1 ", "t0-t1:" + "9" * 20]
+)
 def test_unknown_piles_and_garbage_are_refused(api, move):  # noqa: ANN001
     game = new_game(api)
     res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
