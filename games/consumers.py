@@ -372,11 +372,16 @@ class LeaderboardConsumer(JsonFrameConsumer):
 
     async def board_frame(self, event: dict) -> None:
         """A board some writer read after its attempt finished. Two writers can read theirs in
-        one order and deliver them in the other; a board only ever gains entries (an attempt
-        finishes once; the day's end adds the open ones), so one with fewer entries than the
-        board this socket has is older, and is dropped rather than shown over a newer one. A
-        refused socket shows none (one pushed while it loaded waited for the load)."""
-        if self.refusal is None and event["frame"]["d"]["total"] >= self.total:
+        one order and deliver them in the other; a board only gains entries as it is played
+        (an attempt finishes once; the day's end adds the open ones), so one with fewer
+        entries than the board this socket has is older, and is dropped rather than shown
+        over a newer one; unless it says it `shrunk` (attempts deleted: games.signals), when
+        it is the board from now on. A refused socket shows none (one pushed while it loaded
+        waited for the load)."""
+        shrunk = event.get("shrunk", False)
+        if self.refusal is None and (shrunk or event["frame"]["d"]["total"] >= self.total):
+            if shrunk:
+                self.total = -1
             await self.show(event["frame"])
 
     async def on_sync(self, data: dict) -> None:

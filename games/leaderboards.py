@@ -118,18 +118,20 @@ def board_frame(daily: DailyChallenge) -> dict:
     }
 
 
-def publish_board(daily: DailyChallenge) -> None:
-    """Push the changed board to every socket watching it, on any server process."""
+def publish_board(daily: DailyChallenge, shrunk: bool = False) -> None:
+    """Push the changed board to every socket watching it, on any server process. A board
+    only gains entries as it is played; `shrunk` says this one lost some (an attempt deleted
+    in the admin, with its player or alone), so sockets show it though it has fewer."""
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
     if layer is None:
         return
-    frame = board_frame(daily)
-    async_to_sync(layer.group_send)(
-        board_group(daily.date.isoformat(), daily.variant), {"type": "board.frame", "frame": frame}
-    )
+    message = {"type": "board.frame", "frame": board_frame(daily)}
+    if shrunk:
+        message["shrunk"] = True
+    async_to_sync(layer.group_send)(board_group(daily.date.isoformat(), daily.variant), message)
 
 
 # What the all-time board ranks by, best first. Players equal in all three share a rank

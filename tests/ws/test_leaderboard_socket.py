@@ -226,3 +226,30 @@ async def test_a_certification_that_fails_is_an_error_frame_and_a_sync_asks_agai
     monkeypatch.undo()
     await send(sock, "sync")
     assert (await recv_until(sock, "leaderboard"))["d"]["entries"] == []
+
+
+async def test_a_board_that_lost_attempts_is_pushed_and_followed(user, other_user, make_user):  # noqa: ANN001
+    """A player deleted in the admin takes their attempts off the board: the board socket is
+    pushed the smaller board (it dropped smaller boards as old ones, and showed the deleted
+    player until a sync), and the board's later pushes are shown from there."""
+    challenge = await database_sync_to_async(daily.ensure_daily)(clock.today(), "portuguese")
+    date = clock.today().isoformat()
+
+    async def resign_attempt(player) -> None:  # noqa: ANN001
+        game, _ = await database_sync_to_async(daily.play_daily)(player, challenge)
+        await database_sync_to_async(client_for(player).post)(f"/api/games/{game.pk}/resign")
+
+    watcher = await connect(f"/ws/leaderboards/{date}/portuguese")
+    assert (await recv(watcher))["d"]["total"] == 0
+    for player in (user, other_user):
+        await resign_attempt(player)
+        await recv(watcher, timeout=5)
+    await database_sync_to_async(user.delete)()
+    shrunk = await recv(watcher, timeout=5)
+    assert shrunk["d"]["total"] == 1
+    assert [e["username"] for e in shrunk["d"]["entries"]] == [other_user.username]
+    await database_sync_to_async(other_user.delete)()
+    assert (await recv(watcher, timeout=5))["d"]["total"] == 0
+    await resign_attempt(await database_sync_to_async(make_user)())
+    assert (await recv(watcher, timeout=5))["d"]["total"] == 1
+    await watcher.disconnect()
