@@ -8,7 +8,8 @@ socket would offer moves that the server refuses. So each server process watches
 publishes, through the channel layer, the day's boards and a `state` for each attempt that
 closed: every socket, on any process, hears each once. The claim is a cache key, shared when
 REDIS_URL is set (every process sees the same cache) and the process's own otherwise (there is
-then one process).
+then one process). A push's claim lapses after two minutes, for a process that died with it,
+and the others try again until one has marked the push done.
 
 After publishing, the watch closes the day (games.records.close_day), beside its other work:
 the day's open attempts are counted in their players' records, once. As the process starts it
@@ -45,6 +46,9 @@ log = logging.getLogger(__name__)
 
 GRACE_SECONDS = 1.0  # woken this long after midnight, so "today" is surely the new day
 CLAIM_SECONDS = 3 * 24 * 3600  # how long a claimed day stays claimed
+# How long a process may push a day's end before another takes the job over: its claim lapses
+# then if the process died mid-push (a push takes a second or two; a done job is marked apart).
+PUBLISH_LEASE_SECONDS = 120
 PREPARE_AHEAD_SECONDS = 600.0  # the next day's challenges are certified this long before it
 CLOSE_RETRY_SECONDS = 300.0  # a close of the days before that failed is tried again after this
 PUBLISH_RETRY_SECONDS = 30.0  # a day's end whose push failed is pushed again after this…
@@ -58,11 +62,13 @@ def seconds_until_midnight(now: dt.datetime) -> float:
     return (midnight - now).total_seconds()
 
 
-def publish_day_end(day: dt.date) -> int:
+def publish_day_end(day: dt.date) -> int | None:
     """Tell every socket that `day` is over, unless another process has: its boards, and the
-    state of each attempt left open. Returns the frames published (0 if already claimed). A
-    push that fails gives its claim back, so the next try (this process's, or another's) makes
-    it: else a blip of the channel layer at midnight left the day's end untold for good."""
+    state of each attempt left open. Returns the frames published: 0 if another process has
+    done it, None while another holds the claim without having done it (it may be pushing, or
+    have died: its claim lapses after PUBLISH_LEASE_SECONDS). A push that fails gives its
+    claim back, so the next try (this process's, or another's) makes it: else a blip of the
+    channel layer at midnight left the day's end untold for good."""
     if day >= clock.today():
         raise ValueError(f"{day} is not over yet")
 
@@ -81,7 +87,11 @@ def publish_day_end(day: dt.date) -> int:
             published += 1
         return published
 
-    return _claimed(f"day-end:{day.isoformat()}", publish)
+    claim = f"day-end:{day.isoformat()}"
+    published = _claimed(claim, publish, lease=PUBLISH_LEASE_SECONDS)
+    if not published and not cache.get(_done(claim)):
+        return None  # another process has it in hand, or died with it: try again later
+    return published
 
 
 def prepare_day(day: dt.date) -> int:
@@ -99,16 +109,26 @@ def prepare_day(day: dt.date) -> int:
     return _claimed(f"day-prepare:{day.isoformat()}", prepare)
 
 
-def _claimed(claim: str, job: Callable[[], int]) -> int:
-    """Run `job` unless another process has claimed it (0 then). A job that fails gives its
-    claim back: another process, a retry or the next start may try again."""
-    if not cache.add(claim, True, timeout=CLAIM_SECONDS):
+def _claimed(claim: str, job: Callable[[], int], lease: int = CLAIM_SECONDS) -> int:
+    """Run `job` unless it is done, or another process has claimed it (0 then). A job that
+    fails gives its claim back: another process, a retry or the next start may try again. A
+    claim lapses after `lease` seconds, for a process that died with it; a job done is marked
+    so for CLAIM_SECONDS, apart from its claim."""
+    if cache.get(_done(claim)):
+        return 0
+    if not cache.add(claim, True, timeout=lease):
         return 0
     try:
-        return job()
+        result = job()
     except BaseException:
         cache.delete(claim)
         raise
+    cache.set(_done(claim), True, timeout=CLAIM_SECONDS)
+    return result
+
+
+def _done(claim: str) -> str:
+    return f"{claim}:done"
 
 
 async def watch() -> None:
@@ -158,22 +178,28 @@ async def _close_days() -> None:
 
 async def _publish_end(day: dt.date) -> None:
     """Publish `day`'s end; if that fails (the channel layer or the database unreachable for a
-    moment), again a little later, a few times. Beside the close, which does not wait for it."""
+    moment), or another process claimed it and has not marked it done (it may have died with
+    the claim, which then lapses: PUBLISH_LEASE_SECONDS), again a little later, a few times.
+    Beside the close, which does not wait for it."""
     for _ in range(PUBLISH_TRIES):
         if await _run("Publishing the end of", publish_day_end, day):
             return
         await asyncio.sleep(PUBLISH_RETRY_SECONDS)
 
 
-async def _run(what: str, job: Callable[[dt.date], int], day: dt.date) -> bool:
+async def _run(what: str, job: Callable[[dt.date], int | None], day: dt.date) -> bool:
     """Run a day's job on a thread; log what it did, or its error: tomorrow's job must not die
-    of today's. Returns whether it ran to the end."""
+    of today's. Returns whether it ran to the end (not if another process holds it undone:
+    None)."""
     try:
         # Not on asgiref's one thread-sensitive thread: a socket's sign-in (and on SQLite
         # every socket's reads) runs there, and waited seconds behind a certification.
         done = await database_sync_to_async(job, thread_sensitive=False)(day)
     except Exception:  # noqa: BLE001
         log.exception("%s %s failed.", what, day)
+        return False
+    if done is None:
+        log.info("%s %s: claimed by another process, not done yet.", what, day)
         return False
     log.info("%s %s: %d done.", what, day, done)
     return True

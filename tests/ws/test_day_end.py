@@ -289,3 +289,26 @@ async def test_the_watch_pushes_a_failed_day_end_again(monkeypatch, move_clock):
         await asyncio.sleep(0.005)
     await stop(task)
     assert tries == [real_today, real_today]
+
+
+async def test_a_day_end_claimed_by_a_process_that_died_is_pushed_when_its_claim_lapses(
+    monkeypatch, move_clock
+):  # noqa: ANN001
+    """A process that claimed a day's end and died before pushing it kept the claim for three
+    days: every other process saw it claimed and stopped, and no socket was told. A claim now
+    lapses after PUBLISH_LEASE_SECONDS, and the others try again until the push is done."""
+    from django.core.cache import cache
+
+    day = clock.today()
+    move_clock(1)
+    pushed: list[dt.date] = []
+    monkeypatch.setattr(day_end, "PUBLISH_RETRY_SECONDS", 0.25)  # ten tries: 2.5 s
+    monkeypatch.setattr(day_end, "PUBLISH_LEASE_SECONDS", 1)
+    monkeypatch.setattr(day_end, "publish_board", lambda challenge: pushed.append(day))
+    await database_sync_to_async(daily.ensure_daily)(day, "portuguese")
+    # The process that died: its claim, with the lease a push now takes.
+    cache.add(f"day-end:{day.isoformat()}", True, timeout=day_end.PUBLISH_LEASE_SECONDS)
+    assert await database_sync_to_async(day_end.publish_day_end)(day) is None  # not done
+    await asyncio.wait_for(day_end._publish_end(day), timeout=10)
+    assert pushed == [day]
+    assert await database_sync_to_async(day_end.publish_day_end)(day) == 0  # done: once
