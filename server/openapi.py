@@ -74,24 +74,35 @@ _UNSAFE = {"post", "put", "patch", "delete"}
 _CSRF = "a write signed in by session cookie that carries no CSRF token"
 
 
-def document_csrf_refusals(result: dict, **_: object) -> dict:
-    """A postprocessing hook: every write that takes a session cookie can answer 403
-    `forbidden` (Django's CSRF check, which DRF's session authentication runs), whatever its
-    view raises itself, so it is added here once instead of in each view's list."""
+_ERROR_BODY = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+
+
+def document_common_refusals(result: dict, **_: object) -> dict:
+    """A postprocessing hook for the refusals any operation of a kind can give, whatever its
+    view raises itself, added here once instead of in each view's list: 406
+    `not_acceptable` from every operation (an Accept header that admits no JSON: DRF's
+    content negotiation), and 403 `forbidden` from every write that takes a session cookie
+    (Django's CSRF check, which DRF's session authentication runs)."""
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            responses.setdefault(
+                "406",
+                {
+                    "description": "`code`: `not_acceptable` (an Accept header that admits "
+                    "no JSON)",
+                    "content": _ERROR_BODY,
+                },
+            )
             if method not in _UNSAFE:
                 continue
             if not any("cookieAuth" in scheme for scheme in operation.get("security", ())):
                 continue
-            responses = operation.setdefault("responses", {})
             refusal = responses.get("403")
             if refusal is None:
                 responses["403"] = {
                     "description": f"`code`: `forbidden` ({_CSRF})",
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
-                    },
+                    "content": _ERROR_BODY,
                 }
             else:
                 refusal["description"] += f" (`forbidden` also: {_CSRF})"

@@ -299,7 +299,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "server.openapi.document_csrf_refusals",
+        "server.openapi.document_common_refusals",
     ],
     # Swagger UI from the installed sidecar package: /api/docs works with no internet.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -163,7 +163,7 @@ class AllTimeLeaderboardView(APIView):
                     "total": serializers.IntegerField(),
                     "page": serializers.IntegerField(),
                     "page_size": serializers.IntegerField(),
-                    "entries": serializers.ListField(child=serializers.DictField()),
+                    "entries": s.AllTimeEntrySerializer(many=True),
                 },
             ),
             **errors(*BAD_TOKEN, "unknown_variant", *PAGING),

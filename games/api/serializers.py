@@ -106,12 +106,20 @@ class PositionSerializer(serializers.Serializer):
     state = StateSerializer(help_text="the game as it stood then; `last_move` made it")
 
 
+class PilesSerializer(serializers.Serializer):
+    tableau = serializers.IntegerField(help_text="tableau piles: t0, t1, …")
+    foundations = serializers.IntegerField(help_text="foundations: f0, f1, …")
+    cells = serializers.IntegerField(help_text="free cells: c0, c1, … (0: none)")
+    stock = serializers.BooleanField()
+    waste = serializers.BooleanField()
+
+
 class VariantSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
     decks = serializers.IntegerField()
     cards = serializers.IntegerField()
-    piles = serializers.DictField()
+    piles = PilesSerializer()
     rules = serializers.ListField(child=serializers.CharField())
     summary = serializers.CharField()
 
@@ -181,14 +189,33 @@ class RecentResultSerializer(AttemptResultSerializer):
     )
 
 
+class VariantGamesSerializer(serializers.Serializer):
+    played = serializers.IntegerField(help_text="games of this variant, practice included")
+    won = serializers.IntegerField()
+
+
+class VariantDailySerializer(serializers.Serializer):
+    played = serializers.IntegerField(
+        help_text="ranked attempts counted (finished, or their day over)"
+    )
+    wins = serializers.IntegerField()
+    best_par_ratio = serializers.FloatField()
+    current_streak = serializers.IntegerField()
+    best_streak = serializers.IntegerField()
+
+
 class PlayerStatsSerializer(serializers.Serializer):
     """A player's games and daily results (selectors.player_profile): in their profile, and in
     `/api/me` as `stats`."""
 
     played = serializers.IntegerField()
     won = serializers.IntegerField()
-    variants = serializers.DictField()
-    daily = serializers.DictField()
+    variants = serializers.DictField(
+        child=VariantGamesSerializer(), help_text="by variant id, the variants played"
+    )
+    daily = serializers.DictField(
+        child=VariantDailySerializer(), help_text="by variant id, the daily records"
+    )
     current_streak = serializers.IntegerField()
     best_streak = serializers.IntegerField()
     recent = RecentResultSerializer(
@@ -217,3 +244,14 @@ class LiveGameSerializer(serializers.Serializer):
 
 class HintSerializer(serializers.Serializer):
     move = serializers.CharField(allow_null=True)
+
+
+class AllTimeEntrySerializer(serializers.Serializer):
+    rank = serializers.IntegerField(
+        help_text="players equal in wins, best par ratio and longest streak share it"
+    )
+    username = serializers.CharField()
+    played = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    best_par_ratio = serializers.FloatField()
+    longest_streak = serializers.IntegerField()
