@@ -87,6 +87,26 @@ def reuse_certificates(monkeypatch):  # noqa: ANN001, ANN201
     monkeypatch.setitem(daily.BUDGETS, "barricade", small)
 
 
+@pytest.fixture
+def pool_submissions(settings, monkeypatch):  # noqa: ANN001, ANN201
+    """Certification in the process pool, as in production, with the jobs submitted to it
+    counted by variant (a Counter)."""
+    from collections import Counter
+
+    from games import daily
+
+    settings.DAILY_CERTIFY_IN_PROCESS_POOL = True
+    submitted: Counter = Counter()
+    real_submit = daily._submit
+
+    def counted(date, variant):  # noqa: ANN001, ANN202
+        submitted[variant] += 1
+        return real_submit(date, variant)
+
+    monkeypatch.setattr(daily, "_submit", counted)
+    return submitted
+
+
 @pytest.fixture(autouse=True)
 def empty_state_cache():  # noqa: ANN201
     """Every test starts from an empty database, so from an empty cache of games too: a game

@@ -487,24 +487,14 @@ def test_a_days_missing_challenges_are_certified_side_by_side(settings):  # noqa
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_first_requests_share_each_certification(settings, monkeypatch):  # noqa: ANN001
+def test_two_first_requests_share_each_certification(pool_submissions):  # noqa: ANN001
     """The start-up job and a first request (or two first requests) at once: each challenge is
     certified once, and nothing begun is left behind."""
     import threading
     import time
-    from collections import Counter
 
     from django.db import connections
 
-    settings.DAILY_CERTIFY_IN_PROCESS_POOL = True
-    submitted: Counter = Counter()
-    real_submit = daily._submit
-
-    def counted(date: dt.date, variant: str):  # noqa: ANN202
-        submitted[variant] += 1
-        return real_submit(date, variant)
-
-    monkeypatch.setattr(daily, "_submit", counted)
     date = dt.date(2026, 3, 9)
 
     def first_request() -> None:
@@ -520,7 +510,7 @@ def test_two_first_requests_share_each_certification(settings, monkeypatch):  # 
     for t in threads:
         t.join()
     assert DailyChallenge.objects.filter(date=date).count() == len(VARIANT_IDS)
-    assert submitted == dict.fromkeys(VARIANT_IDS, 1)
+    assert pool_submissions == dict.fromkeys(VARIANT_IDS, 1)
     assert daily._started == {}
 
 

@@ -104,18 +104,11 @@ def _fail(*args):  # noqa: ANN002, ANN202
     raise RuntimeError("no candidate (test)")
 
 
-def test_in_the_process_pool_a_failed_job_is_not_begun_again_meanwhile(settings, monkeypatch):  # noqa: ANN001
+def test_in_the_process_pool_a_failed_job_is_not_begun_again_meanwhile(
+    pool_submissions, monkeypatch
+):  # noqa: ANN001
     """The pool path: a later request, and the day's start-ahead of missing certifications,
     neither submits the failed job again before its wait is over."""
-    settings.DAILY_CERTIFY_IN_PROCESS_POOL = True
-    submitted: Counter = Counter()
-    real_submit = daily._submit
-
-    def counted(date: dt.date, variant: str):  # noqa: ANN202
-        submitted[variant] += 1
-        return real_submit(date, variant)
-
-    monkeypatch.setattr(daily, "_submit", counted)
     monkeypatch.setattr(daily, "_job_args", lambda date, variant: (_fail, date, variant))
     monkeypatch.setattr(daily, "_failed_until", {})
     date = dt.date(2026, 5, 5)
@@ -124,7 +117,7 @@ def test_in_the_process_pool_a_failed_job_is_not_begun_again_meanwhile(settings,
             daily.ensure_daily(date, "countess")
         assert refused.value.code == "unavailable"
     daily.start_certifying(date, ["countess"])
-    assert submitted == {"countess": 1}
+    assert pool_submissions == {"countess": 1}
     assert daily._started == {}
 
 
