@@ -472,6 +472,8 @@ def test_watch_live_game_and_reconnect(open_page, server: Server) -> None:
     log_in(page, watcher)
     link = page.locator(f"[data-testid=watch-link][data-game-id='{gid}']")
     expect(link).to_be_visible()
+    # Two games of one player on one deal at one move read apart: each names its number.
+    expect(link.locator("xpath=..")).to_contain_text(f"deal 1 · move 0 · game {gid}")
     link.click()
     expect(page.get_by_test_id("watching")).to_contain_text(player)
     wait_live(page)

@@ -310,8 +310,9 @@ async function lobbyView(token) {
           item = { li, moves };
         }
         // The deal tells two games of one player apart; a daily one's stays secret all day, and
-        // so does a practice game's with a face-down stock while it is played (deal: null).
-        item.moves.textContent = ` ${g.daily ? "daily" : g.deal ? `deal ${g.deal}` : "practice"} · move ${g.v}`;
+        // so does a practice game's with a face-down stock while it is played (deal: null); two
+        // games on one deal, the game's number.
+        item.moves.textContent = ` ${g.daily ? "daily" : g.deal ? `deal ${g.deal}` : "practice"} · move ${g.v} · game ${g.id}`;
         return [g.id, item];
       });
       liveItems.clear();
