@@ -7,8 +7,9 @@ def fresh_pg_database(url: str) -> None:
     """Drop and create the database `url` names, so every run starts from the same empty one.
 
     Every move updates its game's row, and an earlier run's dead rows stay behind until
-    vacuumed (this machine's PostgreSQL runs without autovacuum): a database reused over a few
-    sessions held 720,000 dead game rows for 4,000 live ones, and moves got slower run by run.
+    vacuumed, and a bench run makes them faster than autovacuum clears them (a PostgreSQL with
+    autovacuum off keeps them for good): a database reused over a few sessions held 720,000
+    dead game rows for 4,000 live ones, and moves got slower run by run.
     Only a database whose name says it is a benchmark's is ever dropped.
     """
     import psycopg
