@@ -9,6 +9,7 @@ hear through the channel layer group, so a watcher on another server process see
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from typing import Any
@@ -231,6 +232,8 @@ class GameConsumer(JsonFrameConsumer):
 
     async def on_connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
+        # States that came ahead of one still on its way, each with the frames after it.
+        self.held: list[list[dict]] = []
         await self.load()
 
     async def load(self, msg_id: Any = None) -> None:
@@ -250,16 +253,70 @@ class GameConsumer(JsonFrameConsumer):
 
     async def game_frame(self, event: dict) -> None:
         """A frame fanned out to the game's group (skipping the socket that already has it).
-        A socket refused at connect was in the group for a moment: it hears nothing."""
+        A socket refused at connect was in the group for a moment: it hears nothing.
+
+        States go out in the game's order, each once. Every change adds one to the version (a
+        resign ends the game at its version), so a state more than one ahead of this socket's
+        came before one still on its way: two writers' frames can arrive in either order
+        (moves made on two server processes, one fanned out through Redis and the other
+        straight to this process's sockets; two batches committing back to back). It waits
+        for the missing one, with what came after it, for at most `gap_wait` seconds: one that
+        never comes (the layer dropped it) holds nothing back longer, and the later state has
+        the whole position. A state older than this socket's is dropped."""
         if event.get("exclude") == self.channel_name or self.refusal is not None:
             return
-        if event["t"] == "state":
-            shown = state_order(self.version, self.ended)
-            over = event.get("ended", False)
-            if state_order(event["v"], over) < shown:
-                return  # older than what this socket has (it loaded it, or heard it already)
-            self.version, self.ended = event["v"], over
-        await self.send(text_data=event["text"])
+        if event["t"] != "state":
+            if self.held:  # it follows the state held last (a game's result, its last state)
+                self.held[-1].append(event)
+            else:
+                await self.send(text_data=event["text"])
+            return
+        if self._older(event):
+            return
+        if not self.held and event["v"] <= self.version + 1:
+            self.version, self.ended = event["v"], event.get("ended", False)
+            return await self.send(text_data=event["text"])
+        self.held.append([event])
+        self.held.sort(key=lambda group: state_order(group[0]["v"], group[0].get("ended", False)))
+        await self.release_held()
+
+    # How long a state ahead of a missing one waits for it (game_frame).
+    gap_wait = 0.25
+    _gap_timer: asyncio.TimerHandle | None = None
+
+    def _older(self, event: dict) -> bool:
+        return state_order(event["v"], event.get("ended", False)) < state_order(
+            self.version, self.ended
+        )
+
+    async def release_held(self, everything: bool = False) -> None:
+        """Send the held states that follow on from this socket's version (all of them, in
+        order, once the wait is over), each with the frames that came after it; drop any that
+        is older by now. The wait starts when a state is first held and is not drawn out by
+        later ones."""
+        texts = []
+        while self.held and (everything or self.held[0][0]["v"] <= self.version + 1):
+            state, *after = self.held.pop(0)
+            if not self._older(state):
+                self.version, self.ended = state["v"], state.get("ended", False)
+                texts.append(state["text"])
+            texts.extend(frame["text"] for frame in after)
+        if not self.held and self._gap_timer is not None:
+            self._gap_timer.cancel()
+            self._gap_timer = None
+        elif self.held and self._gap_timer is None:
+            self._gap_timer = self.post_later(self.gap_wait, {"type": "game.gap_over"})
+        if texts:
+            await self.send_texts(texts)
+
+    async def game_gap_over(self, event: dict) -> None:
+        self._gap_timer = None
+        await self.release_held(everything=True)
+
+    async def disconnect(self, code: int) -> None:
+        if self._gap_timer is not None:
+            self._gap_timer.cancel()
+        await super().disconnect(code)
 
     async def on_sync(self, data: dict) -> None:
         if self.refusal is not None:
@@ -269,6 +326,8 @@ class GameConsumer(JsonFrameConsumer):
             _, self.version, frame = loaded
             self.ended = ended(frame)
             await self.send_frame(frame)
+            if self.held:
+                await self.release_held()
 
     async def on_move(self, data: dict) -> None:
         move = data.get("move")
@@ -333,6 +392,8 @@ class GameConsumer(JsonFrameConsumer):
         self.ended = frames[0].ended
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])
+        if self.held:
+            await self.release_held()
         await fan_out(self.game_id, frames, exclude=self.channel_name)
 
 

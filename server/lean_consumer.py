@@ -42,6 +42,8 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
     # The queue the server fills with this socket's frames, where it exposes one (daphne's
     # `receive` is an asyncio.Queue's get, as is Channels' test communicator's); see `pipelined`.
     inbound: asyncio.Queue | None = None
+    # The queue this process's group sends fill for this socket, where the layer keeps one.
+    inbox: asyncio.Queue | None = None
 
     async def __call__(self, scope: dict, receive, send) -> None:  # noqa: ANN001
         """As channels' own, plus a third source of messages where the layer offers one: the
@@ -57,13 +59,28 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         self.channel_name = await layer.new_channel()
         self.channel_receive = functools.partial(layer.receive, self.channel_name)
         self.base_send = send
-        inbox = layer.open_inbox(self.channel_name)
+        inbox = self.inbox = layer.open_inbox(self.channel_name)
         try:
             await await_many_dispatch([receive, self.channel_receive, inbox.get], self.dispatch)
         except StopConsumer:
             pass
         finally:
             layer.close_inbox(self.channel_name)
+
+    def post_later(self, delay: float, message: dict) -> asyncio.TimerHandle:
+        """Hand `message` to this consumer's own `dispatch` after `delay` seconds, in turn with
+        the frames and group messages it hears: a handler run from a timer instead would
+        interleave its sends with the one running. Cancel the handle when it is no longer
+        wanted; one that fires after the socket has gone reaches no one."""
+        return asyncio.get_running_loop().call_later(delay, self._post, message)
+
+    def _post(self, message: dict) -> None:
+        if self.inbox is not None:
+            if self.inbox.full():  # as the layer does: the oldest message gives way
+                self.inbox.get_nowait()
+            self.inbox.put_nowait(message)
+        else:
+            asyncio.ensure_future(self.channel_layer.send(self.channel_name, message))
 
     def pipelined(self) -> bool:
         """Whether the client sent more frames before this one was answered.

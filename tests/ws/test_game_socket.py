@@ -518,3 +518,55 @@ async def test_a_fan_out_that_fails_after_a_move_leaves_the_move_and_the_socket(
     assert (await database_sync_to_async(Game.objects.get)(pk=game.pk)).version == 1
     await comm.disconnect()
     await watcher.disconnect()
+
+
+def _state(v: int, ended: bool = False):  # noqa: ANN202
+    """A state frame of version `v` as the group carries it (its text is all a socket sends)."""
+    from games.broadcast import WireFrame
+
+    text = json.dumps({"t": "state", "v": v, "d": {"status": "won" if ended else "playing"}})
+    return WireFrame("state", v, text, ended=ended)
+
+
+async def test_states_that_reach_a_watcher_out_of_order_are_sent_in_order(user, other_user):  # noqa: ANN001
+    """Two writers' states can reach a socket in the other order: moves made on two server
+    processes (one fans out through Redis, the other straight to this process's sockets), two
+    batches committing back to back. PROTOCOL.md sends a state after every change; the later
+    one waits for the one still on its way instead of dropping it as older when it comes."""
+    from games.broadcast import WireFrame, send_to_game
+
+    game = await practice(user)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    assert (await recv(watcher))["v"] == 0
+    await send_to_game(game.pk, _state(2))
+    await send_to_game(game.pk, _state(1))
+    assert [(await recv(watcher))["v"] for _ in range(2)] == [1, 2]
+    # A game's last state and its result wait together behind the state before them.
+    await send_to_game(game.pk, _state(4, ended=True))
+    await send_to_game(game.pk, WireFrame("result", None, json.dumps({"t": "result", "d": {}})))
+    await send_to_game(game.pk, _state(3))
+    assert [(f["t"], f.get("v")) for f in [await recv(watcher) for _ in range(3)]] == [
+        ("state", 3),
+        ("state", 4),
+        ("result", None),
+    ]
+    await watcher.disconnect()
+
+
+async def test_a_state_whose_predecessor_never_comes_is_sent_after_a_short_wait(user, other_user):  # noqa: ANN001
+    """A state lost on the way (the channel layer dropped it) must not hold back the ones after
+    it: the next is sent once `gap_wait` has passed, whole position and all."""
+    from games.broadcast import send_to_game
+    from games.consumers import GameConsumer
+
+    game = await practice(user)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    assert (await recv(watcher))["v"] == 0
+    await send_to_game(game.pk, _state(2))
+    assert await watcher.receive_nothing(GameConsumer.gap_wait / 2)
+    assert (await recv(watcher))["v"] == 2
+    await send_to_game(game.pk, _state(3))
+    assert (await recv(watcher, timeout=GameConsumer.gap_wait / 2))["v"] == 3
+    await send_to_game(game.pk, _state(1))  # the lost one, too late: older than what it has
+    assert await watcher.receive_nothing(GameConsumer.gap_wait * 2)
+    await watcher.disconnect()
