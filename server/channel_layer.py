@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
+
+logger = logging.getLogger(__name__)
 
 
 class InProcessChannelLayer(InMemoryChannelLayer):
@@ -60,47 +63,167 @@ class InProcessChannelLayer(InMemoryChannelLayer):
                 await self.send(channel, message)
 
 
+class _LoopInboxes:
+    """One event loop's side of `RedisLayer`: the inboxes of the channels read on that loop,
+    and the tasks that fill them from Redis (one per process-wide Redis key)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queues: dict[str, asyncio.Queue] = {}
+        self.owned: set[str] = set()  # opened by a socket, closed by it (open_inbox)
+        # Inboxes no one is reading: messages that came before their reader, or after it left;
+        # dropped once idle for the layer's expiry.
+        self.idle_since: dict[str, float] = {}
+        self.readers: dict[str, asyncio.Task] = {}
+
+
 class RedisLayer(RedisChannelLayer):
-    """channels_redis' layer, minus the group sends that need not cross Redis.
+    """channels_redis' layer, with one reader of Redis per process and group sends that skip
+    Redis where they can.
 
-    Most games are played with nobody watching: the only member of the game's group is the
-    mover's own socket, which already has its frame. channels_redis spends four round trips on
-    a group send (expire, list, trim, deliver), and then the mover's process pops the message
-    only to drop it: measured, a move cost the server 1.1-1.2 ms of CPU on Redis against 0.5 ms
-    on the in-process layer. Here a send that names a channel to leave out (`"exclude"`) first
-    reads at most two members, one round trip, and stops if there is no one else.
+    **One reader.** Every socket of a process has a channel of the form `specific.P!X`, and
+    channels_redis keeps all of a process's messages under one Redis key, `specific.P!`. Its
+    `receive` has whichever socket's call holds a lock pop that key for everyone; when that
+    socket closed (its consumer cancels the call) between Redis popping a message and the
+    message being handed on, the message was gone, and some other socket missed it: a soak
+    with two processes saw watchers miss states as sockets came and went. Here one task per
+    event loop pops the key and puts each message in its channel's inbox; a socket only waits
+    on its own inbox, so a socket that goes cancels nothing but that wait. A message for a
+    channel with no inbox yet (a `send` before the first `receive`) is kept in one until the
+    layer's expiry. A Redis error stops nothing: the reader logs it and reads again a second
+    later (channels_redis' `receive` raised it into one socket, which closed with 1011).
 
-    No watcher is missed for it: a game socket joins the group before it loads the state it
-    starts from (games.consumers), and the move's send starts after its commit, so a socket
-    that this read misses joined after the commit and loads the move with its first state.
+    **Group sends.** Most games are played with nobody watching: the only member of the
+    game's group is the mover's own socket, which already has its frame. channels_redis spends
+    four round trips on a group send (expire, list, trim, deliver), and then the mover's
+    process pops the message only to drop it: measured, a move cost the server 1.1-1.2 ms of
+    CPU on Redis against 0.5 ms on the in-process layer. Here a send that names a channel to
+    leave out (`"exclude"`) first reads at most two members, one round trip, and stops if
+    there is no one else. No watcher is missed for it: a game socket joins the group before it
+    loads the state it starts from (games.consumers), and the move's send starts after its
+    commit, so a socket that this read misses joined after the commit and loads the move with
+    its first state.
 
     When others do hear it, the excluded channel is left out, and this process's own sockets
-    get the message straight into an inbox of their own (`open_inbox`, read beside the layer
-    by `server.lean_consumer`); only other processes' members go through Redis. Before, every
-    copy went out to Redis and back, the mover's included: all of a process's sockets share
-    one inbox there, bounded by `capacity`, and channels_redis drops a group message for an
-    inbox that is full without a word. A busy process fell behind reading it, and its own
-    watchers silently missed states (an audit saw 250 of 700 go missing at about 1,000 moves
-    a second; watchers on the other process missed none).
-
-    The inbox is separate from channels_redis' per-channel buffers on purpose: one socket at a
-    time reads Redis for the whole process, blocked there, and would not notice a message put
-    in its buffer until something came from Redis.
+    get the message straight into their inboxes; only other processes' members go through
+    Redis. Before, every copy went out to Redis and back, the mover's included, and all of a
+    process's sockets share one key there, bounded by `capacity`: channels_redis drops a group
+    message for a key that is full without a word, and a busy process's watchers silently
+    missed states (an audit saw 250 of 700 go missing at about 1,000 moves a second).
     """
+
+    # The longest the reader waits in one BZPOPMIN: an idle process asks Redis once a second,
+    # and a loop that is closing waits at most this long for its reader (see `_read`).
+    read_wait = 1
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
         super().__init__(*args, **kwargs)
-        self._inboxes: dict[str, asyncio.Queue] = {}
-        self._inbox_loop: asyncio.AbstractEventLoop | None = None
+        self._loops: dict[asyncio.AbstractEventLoop, _LoopInboxes] = {}
 
-    def open_inbox(self, channel: str) -> asyncio.Queue:
-        """The queue this process's group sends fill for `channel`; close it when done."""
-        self._inbox_loop = asyncio.get_running_loop()
-        inbox = self._inboxes[channel] = asyncio.Queue(maxsize=self.capacity)
+    def _here(self) -> _LoopInboxes:
+        """The running loop's inboxes. One loop reads a process's channels at a time, as
+        channels_redis requires of `receive`; a closed loop's (a finished test's) give way."""
+        loop = asyncio.get_running_loop()
+        here = self._loops.get(loop)
+        if here is None:
+            for old in [other for other in self._loops if other.is_closed()]:
+                del self._loops[old]
+            if self._loops:
+                raise RuntimeError("Two event loops are trying to receive() on one channel layer")
+            here = self._loops[loop] = _LoopInboxes(loop)
+        return here
+
+    def _inbox(self, here: _LoopInboxes, channel: str) -> asyncio.Queue:
+        """`channel`'s inbox on this loop, made if need be, with a reader filling it."""
+        real = self.non_local_name(channel)
+        reader = here.readers.get(real)
+        if reader is None or reader.done():
+            here.readers[real] = here.loop.create_task(self._read(here, real))
+        inbox = here.queues.get(channel)
+        if inbox is None:
+            inbox = here.queues[channel] = asyncio.Queue(maxsize=self.capacity)
+        here.idle_since.pop(channel, None)
         return inbox
 
+    def open_inbox(self, channel: str) -> asyncio.Queue:
+        """The queue that every message for `channel` reaches; close it when done."""
+        here = self._here()
+        here.owned.add(channel)
+        return self._inbox(here, channel)
+
     def close_inbox(self, channel: str) -> None:
-        self._inboxes.pop(channel, None)
+        here = self._loops.get(asyncio.get_running_loop())
+        if here is not None:
+            here.owned.discard(channel)
+            here.queues.pop(channel, None)
+
+    async def receive(self, channel: str) -> dict:
+        """A process channel's next message, from its inbox (see the class's docstring); other
+        channels (the health probe's) are read from Redis as channels_redis reads them."""
+        if "!" not in channel:
+            return await super().receive(channel)
+        assert self.require_valid_channel_name(channel)
+        here = self._here()
+        inbox = self._inbox(here, channel)
+        try:
+            return await inbox.get()
+        finally:
+            if channel not in here.owned and inbox.empty():
+                here.idle_since[channel] = time.monotonic()
+
+    async def _read(self, here: _LoopInboxes, real: str) -> None:
+        """Pop the process-wide key `real` for as long as the loop runs, and hand each message
+        to the inboxes it names. A message is popped into channels_redis' backup set, handed
+        on, then cleared from the backup; only then is the next one popped, so the backup's
+        clean-up (which puts anything left there back, for a reader that died mid-way) never
+        sees a message already handed on."""
+        index = self.consistent_hash(real)
+        key = self.prefix + real
+        backup = self._backup_channel_name(key)
+        swept = time.monotonic()
+        me = asyncio.current_task()
+        while True:
+            try:
+                content = await self._brpop_with_clean(index, key, timeout=self.read_wait)
+                if content is not None:
+                    self._hand_on(here, real, content)
+                    await self.connection(index).zpopmin(backup)
+            except Exception:  # Redis away for a moment: the sockets wait, and hear once it is back
+                if not me.cancelling():
+                    logger.exception("Channel layer: reading %s from Redis failed; retrying", key)
+                    await asyncio.sleep(1)
+            # redis-py 8 can lose a cancel that comes while it connects, and go on to block in
+            # the read (a bare redis-py client shows it: the call returns None when the wait is
+            # over); so a cancel is looked for after each read, which is why reads are short.
+            if me.cancelling():
+                raise asyncio.CancelledError
+            if time.monotonic() - swept > self.expiry:
+                swept = time.monotonic()
+                self._sweep(here, swept)
+
+    def _hand_on(self, here: _LoopInboxes, real: str, content: bytes) -> None:
+        try:
+            message = self.deserialize(content)
+        except Exception:  # not one of ours: dropped, or it would come back from the backup
+            logger.exception("Channel layer: a message on %s could not be read; dropped", real)
+            return
+        channels = message.pop("__asgi_channel__", real)
+        if isinstance(channels, str):
+            channels = [channels]
+        for i, channel in enumerate(channels):
+            inbox = here.queues.get(channel)
+            if inbox is None:
+                inbox = here.queues[channel] = asyncio.Queue(maxsize=self.capacity)
+                here.idle_since[channel] = time.monotonic()
+            _put(inbox, message if i == len(channels) - 1 else dict(message))
+
+    def _sweep(self, here: _LoopInboxes, now: float) -> None:
+        """Drop the inboxes no one has read for the layer's expiry: their messages have
+        expired, and their channels are gone (a socket closed while a message was on its way)."""
+        for channel, since in list(here.idle_since.items()):
+            if now - since > self.expiry:
+                del here.idle_since[channel]
+                here.queues.pop(channel, None)
 
     async def group_send(self, group: str, message: dict) -> None:
         skip = message.get("exclude")
@@ -119,7 +242,7 @@ class RedisLayer(RedisChannelLayer):
         )
 
     def _deliver_here(self, channel_names: list, message: dict) -> list:
-        """Put the message in the inboxes of this process's members; return the others.
+        """Put the message in the open inboxes of this process's members; return the others.
 
         Only on the loop the inboxes belong to: a send from another thread (a REST view's
         `async_to_sync`) goes through Redis as before. Each member gets its own (shallow) copy,
@@ -127,18 +250,23 @@ class RedisLayer(RedisChannelLayer):
         """
         skip = message.get("exclude")
         try:
-            here = asyncio.get_running_loop() is self._inbox_loop
+            here = self._loops.get(asyncio.get_running_loop())
         except RuntimeError:
-            here = False
+            here = None
         others = []
         for channel in channel_names:
             if channel == skip:
                 continue
-            inbox = self._inboxes.get(channel) if here else None
+            inbox = here.queues.get(channel) if here is not None else None
             if inbox is None:
                 others.append(channel)
                 continue
-            if inbox.full():
-                inbox.get_nowait()
-            inbox.put_nowait(dict(message))
+            _put(inbox, dict(message))
         return others
+
+
+def _put(inbox: asyncio.Queue, message: dict) -> None:
+    """Queue a message; a full inbox loses its oldest, as channels_redis' buffers do."""
+    if inbox.full():
+        inbox.get_nowait()
+    inbox.put_nowait(message)

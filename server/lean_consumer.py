@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 
 from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
@@ -46,8 +45,8 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
     inbox: asyncio.Queue | None = None
 
     async def __call__(self, scope: dict, receive, send) -> None:  # noqa: ANN001
-        """As channels' own, plus a third source of messages where the layer offers one: the
-        inbox that group sends from this process fill directly (server.channel_layer)."""
+        """As channels' own, except where the layer keeps an inbox per channel
+        (server.channel_layer.RedisLayer): then that inbox is read, not the layer's `receive`."""
         queue = getattr(receive, "__self__", None)
         if isinstance(queue, asyncio.Queue):
             self.inbound = queue
@@ -57,11 +56,10 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         self.scope = scope
         self.channel_layer = layer
         self.channel_name = await layer.new_channel()
-        self.channel_receive = functools.partial(layer.receive, self.channel_name)
         self.base_send = send
         inbox = self.inbox = layer.open_inbox(self.channel_name)
         try:
-            await await_many_dispatch([receive, self.channel_receive, inbox.get], self.dispatch)
+            await await_many_dispatch([receive, inbox.get], self.dispatch)
         except StopConsumer:
             pass
         finally:

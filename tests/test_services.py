@@ -96,27 +96,32 @@ async def test_redis_layer_skips_a_group_send_that_only_the_excluded_channel_wou
 
 @needs_redis
 @pytest.mark.redis
-async def test_redis_layer_hands_this_process_its_own_group_messages_without_redis():
+async def test_redis_layer_hands_this_process_its_own_group_messages_without_redis(
+    monkeypatch,  # noqa: ANN001
+):
     """Members in this process get a group message straight into their queues; only other
     processes' members are written to Redis. A busy process's shared inbox in Redis filled up
     with its own traffic, and channels_redis drops group messages for a full inbox silently."""
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
+    crossed = []  # what this process's reader took from Redis
+    hand_on = layer._hand_on
+    monkeypatch.setattr(layer, "_hand_on", lambda *args: crossed.append(args[-1]) or hand_on(*args))
     mover, watcher = await layer.new_channel(), await layer.new_channel()
     elsewhere = "specific.another-process!" + "0" * 32  # a socket of another daphne process
     for channel in (mover, watcher, elsewhere):
         await layer.group_add("svc-local", channel)
     connection = layer.connection(0)
-    inbox_key = layer.prefix + layer.non_local_name(watcher)
     remote_inbox = layer.prefix + layer.non_local_name(elsewhere)
-    await connection.delete(inbox_key, remote_inbox)
+    await connection.delete(remote_inbox)
 
     inbox = layer.open_inbox(watcher)  # as each socket of this process does
     try:
         await layer.group_send("svc-local", {"type": "x", "n": 1, "exclude": mover})
         assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 1
-        assert await connection.zcard(inbox_key) == 0  # nothing for this process crossed Redis
+        await asyncio.sleep(0.3)  # a copy that went through Redis would be back by now
+        assert crossed == [] and inbox.empty()  # nothing for this process crossed Redis
         assert await connection.zcard(remote_inbox) == 1  # the other process's copy did
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(layer.receive(mover), timeout=0.5)
@@ -130,6 +135,54 @@ async def test_redis_layer_hands_this_process_its_own_group_messages_without_red
         for channel in (mover, watcher, elsewhere):
             await layer.group_discard("svc-local", channel)
         await connection.delete(remote_inbox)
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_a_socket_that_goes_while_redis_is_read_costs_no_other_socket_its_message(
+    monkeypatch,  # noqa: ANN001
+):
+    """All of a process's channels share one Redis key. channels_redis let whichever
+    `receive` held its lock pop that key for everyone; a socket that closed (its consumer
+    cancels that call) after Redis had popped a message for another socket, and before handing
+    it on, lost it for good. Here Redis takes a while to answer, and the socket that was first
+    to read goes in that while; the other socket still gets its message."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    connection = layer.connection(0)
+    popped = asyncio.Event()
+    real_bzpopmin = connection.bzpopmin
+
+    async def slow_answer(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        result = await real_bzpopmin(*args, **kwargs)
+        if result is not None:
+            popped.set()
+            await asyncio.sleep(0.2)  # the answer on its way back
+        return result
+
+    monkeypatch.setattr(connection, "bzpopmin", slow_answer)
+    going, staying = await layer.new_channel(), await layer.new_channel()
+    first = asyncio.ensure_future(layer.receive(going))  # first in: it reads for the process
+    await asyncio.sleep(0.05)
+    waiting = asyncio.ensure_future(layer.receive(staying))
+    await asyncio.sleep(0.05)
+    await layer.send(staying, {"type": "x", "n": 1})
+    await asyncio.wait_for(popped.wait(), timeout=5)
+    first.cancel()  # the socket reading goes, while its answer is on the way
+    assert (await asyncio.wait_for(waiting, timeout=5))["n"] == 1
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_keeps_a_message_sent_before_its_channel_is_read():
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    early = await layer.new_channel()
+    await layer.send(early, {"type": "x", "n": 1})
+    await asyncio.sleep(0.2)  # the process's reader has popped it by now
+    assert (await asyncio.wait_for(layer.receive(early), timeout=5))["n"] == 1
 
 
 def test_embedded_default_without_urls():
