@@ -54,6 +54,11 @@ class LoopBatchWriter:
         conn = await self._connection()
         try:
             return answers(await services.play_moves_async(conn, requests))
+        except psycopg.errors.InvalidSqlStatementName:
+            # The server lacks a statement psycopg believes it prepared on this connection, and
+            # every later batch on it would fail the same way: it is closed, not kept.
+            await conn.close()
+            raise
         finally:
             self.idle.append(conn)
 

@@ -371,3 +371,29 @@ def test_a_game_opened_on_a_socket_plays_its_first_move_without_the_lock_query(u
     monkeypatch.undo()
     assert Move.objects.filter(game=opened).count() == 2
     call_command("replay_verify")
+
+
+def test_a_writer_connection_whose_prepared_statements_are_gone_is_replaced(user):  # noqa: ANN001
+    """psycopg remembers which statements it has prepared on a connection; if the server no
+    longer has one (a soak once saw `prepared statement "_pg3_2" does not exist` on one loop
+    connection for about 3 s, every batch on it failing and going to a thread), a batch on that
+    connection fails. The connection is then closed, and the next batch gets a new one."""
+    game = services.start_practice(user, "portuguese", 1)
+
+    async def play(writer: LoopBatchWriter) -> list:
+        move, v, answers = legal(game)[0], 0, []
+        for _ in range(3):
+            try:
+                [answer] = await writer.write([MoveRequest(game.pk, user, move, v)])
+            except psycopg.errors.InvalidSqlStatementName:
+                answers.append("failed")
+                continue
+            answers.append(answer[0])
+            v, frames = answer
+            move = orjson.loads(frames[0].text)["d"]["legal_moves"][0]
+            if v == 1:  # the server forgets them; psycopg does not know
+                [conn] = writer.idle
+                conn.pgconn.exec_(b"DEALLOCATE ALL")
+        return answers
+
+    assert _on_a_loop(play) == [1, "failed", 2]
