@@ -311,7 +311,8 @@ class GameConsumer(JsonFrameConsumer):
 
     async def game_gap_over(self, event: dict) -> None:
         self._gap_timer = None
-        await self.release_held(everything=True)
+        if self.refusal is None:
+            await self.release_held(everything=True)
 
     async def disconnect(self, code: int) -> None:
         if self._gap_timer is not None:
