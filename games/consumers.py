@@ -210,6 +210,11 @@ def _too_large(text: str, limit: int) -> bool:
     return len(text) > limit >> 2 and len(text.encode("utf-8", "surrogatepass")) > limit
 
 
+def _order(event: dict) -> tuple[int, bool]:
+    """Where a state fanned out to a game's group stands in the game's history (state_order)."""
+    return state_order(event["v"], event.get("ended", False))
+
+
 def _frame_id(text_data: str | None) -> Any:
     """The `id` of a frame refused before it was read (rate_limited), so the client can tell
     which of its messages was dropped; None if the frame has no usable one."""
@@ -277,7 +282,7 @@ class GameConsumer(JsonFrameConsumer):
             self.version, self.ended = event["v"], event.get("ended", False)
             return await self.send(text_data=event["text"])
         self.held.append([event])
-        self.held.sort(key=lambda group: state_order(group[0]["v"], group[0].get("ended", False)))
+        self.held.sort(key=lambda group: _order(group[0]))
         await self.release_held()
 
     # How long a state ahead of a missing one waits for it (game_frame).
@@ -285,9 +290,7 @@ class GameConsumer(JsonFrameConsumer):
     _gap_timer: asyncio.TimerHandle | None = None
 
     def _older(self, event: dict) -> bool:
-        return state_order(event["v"], event.get("ended", False)) < state_order(
-            self.version, self.ended
-        )
+        return _order(event) < state_order(self.version, self.ended)
 
     async def release_held(self, everything: bool = False) -> None:
         """Send the held states that follow on from this socket's version (all of them, in

@@ -67,14 +67,23 @@ class _LoopInboxes:
     """One event loop's side of `RedisLayer`: the inboxes of the channels read on that loop,
     and the tasks that fill them from Redis (one per process-wide Redis key)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, capacity: int) -> None:
         self.loop = loop
+        self.capacity = capacity
         self.queues: dict[str, asyncio.Queue] = {}
         self.owned: set[str] = set()  # opened by a socket, closed by it (open_inbox)
         # Inboxes no one is reading: messages that came before their reader, or after it left;
         # dropped once idle for the layer's expiry.
         self.idle_since: dict[str, float] = {}
         self.readers: dict[str, asyncio.Task] = {}
+
+    def queue(self, channel: str) -> asyncio.Queue:
+        """`channel`'s inbox, made if need be; a new one counts as idle until it is read."""
+        inbox = self.queues.get(channel)
+        if inbox is None:
+            inbox = self.queues[channel] = asyncio.Queue(maxsize=self.capacity)
+            self.idle_since[channel] = time.monotonic()
+        return inbox
 
 
 class RedisLayer(RedisChannelLayer):
@@ -130,7 +139,7 @@ class RedisLayer(RedisChannelLayer):
                 del self._loops[old]
             if self._loops:
                 raise RuntimeError("Two event loops are trying to receive() on one channel layer")
-            here = self._loops[loop] = _LoopInboxes(loop)
+            here = self._loops[loop] = _LoopInboxes(loop, self.capacity)
         return here
 
     def _inbox(self, here: _LoopInboxes, channel: str) -> asyncio.Queue:
@@ -139,9 +148,7 @@ class RedisLayer(RedisChannelLayer):
         reader = here.readers.get(real)
         if reader is None or reader.done():
             here.readers[real] = here.loop.create_task(self._read(here, real))
-        inbox = here.queues.get(channel)
-        if inbox is None:
-            inbox = here.queues[channel] = asyncio.Queue(maxsize=self.capacity)
+        inbox = here.queue(channel)
         here.idle_since.pop(channel, None)
         return inbox
 
@@ -211,11 +218,9 @@ class RedisLayer(RedisChannelLayer):
         if isinstance(channels, str):
             channels = [channels]
         for i, channel in enumerate(channels):
-            inbox = here.queues.get(channel)
-            if inbox is None:
-                inbox = here.queues[channel] = asyncio.Queue(maxsize=self.capacity)
-                here.idle_since[channel] = time.monotonic()
-            _put(inbox, message if i == len(channels) - 1 else dict(message))
+            put_dropping_oldest(
+                here.queue(channel), message if i == len(channels) - 1 else dict(message)
+            )
 
     def _sweep(self, here: _LoopInboxes, now: float) -> None:
         """Drop the inboxes no one has read for the layer's expiry: their messages have
@@ -261,11 +266,11 @@ class RedisLayer(RedisChannelLayer):
             if inbox is None:
                 others.append(channel)
                 continue
-            _put(inbox, dict(message))
+            put_dropping_oldest(inbox, dict(message))
         return others
 
 
-def _put(inbox: asyncio.Queue, message: dict) -> None:
+def put_dropping_oldest(inbox: asyncio.Queue, message: dict) -> None:
     """Queue a message; a full inbox loses its oldest, as channels_redis' buffers do."""
     if inbox.full():
         inbox.get_nowait()

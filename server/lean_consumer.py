@@ -11,6 +11,8 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
 
+from server.channel_layer import put_dropping_oldest
+
 SEND_MANY = "websocket.send_many"  # the ASGI extension server.daphne_server offers
 # The close code every socket uses when its handshake carried no valid sign-in, or that sign-in
 # has ended (PROTOCOL.md).
@@ -74,9 +76,7 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
 
     def _post(self, message: dict) -> None:
         if self.inbox is not None:
-            if self.inbox.full():  # as the layer does: the oldest message gives way
-                self.inbox.get_nowait()
-            self.inbox.put_nowait(message)
+            put_dropping_oldest(self.inbox, message)
         else:
             asyncio.ensure_future(self.channel_layer.send(self.channel_name, message))
 
