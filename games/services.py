@@ -603,6 +603,16 @@ class _PipelinedBatch:
         return self.results
 
 
+# How a pipelined batch that wrote nothing (it goes to the ORM) ends its transaction, which
+# holds only its row locks: COMMIT, not ROLLBACK. psycopg takes a ROLLBACK's result as the end
+# of every statement it prepared on the connection and queues a DEALLOCATE ALL, which it then
+# sends after the next statement it prepares there: that statement is gone from the server
+# while psycopg still uses it, and every later batch on the connection failed with
+# `prepared statement "_pg3_N" does not exist` (the loop writer's connections prepare; a soak
+# saw it for about 3 s).
+_END_UNWRITTEN = b"COMMIT"
+
+
 def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppError] | None:
     """play_moves on PostgreSQL in two round trips: BEGIN and the lock, then the write and
     COMMIT, each pair sent together in psycopg's pipeline mode.
@@ -624,7 +634,7 @@ def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppErro
             cursor.execute(_LOCK_SQL_PG, _lock_params(ids, cached), prepare=True)
             batch = _PipelinedBatch.locked(cursor.fetchall(), cached, requests)
             if batch.to_orm:
-                cursor.execute(b"ROLLBACK", prepare=False)
+                cursor.execute(_END_UNWRITTEN, prepare=False)
                 return None
             if batch.params:
                 cursor.execute(_WRITE_BATCH_PG, batch.params, prepare=True)
@@ -695,7 +705,7 @@ async def _play_locked_async(
             await cursor.execute(_LOCK_SQL_PG, _lock_params(ids, cached), prepare=True)
             batch = _PipelinedBatch.locked(await cursor.fetchall(), cached, requests)
             if batch.to_orm:
-                await cursor.execute(b"ROLLBACK", prepare=False)
+                await cursor.execute(_END_UNWRITTEN, prepare=False)
                 return [None] * len(requests)
             if batch.params:
                 await cursor.execute(_WRITE_BATCH_PG, batch.params, prepare=True)

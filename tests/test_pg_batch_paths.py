@@ -397,3 +397,31 @@ def test_a_writer_connection_whose_prepared_statements_are_gone_is_replaced(user
         return answers
 
     assert _on_a_loop(play) == [1, "failed", 2]
+
+
+def test_a_batch_handed_to_the_orm_keeps_the_prepared_statements(user, api):  # noqa: ANN001
+    """A batch that finishes a ranked attempt ends its locked transaction having written
+    nothing. Ended with ROLLBACK, psycopg dropped every statement it had prepared on the
+    connection only after preparing the next one, which the server then lacked: each later
+    batch on that connection failed (`prepared statement "_pg3_N" does not exist`)."""
+    ranked, last = _ranked_one_move_from_a_win(api)
+    practice = services.start_practice(user, "portuguese", 1)
+
+    async def play(writer: LoopBatchWriter) -> list:
+        move, v, answers = legal(practice)[0], 0, []
+        for step in range(5):
+            if step == 2:  # not cached here: written with the lock, then handed back
+                state_cache.states.entries.pop(ranked.pk, None)
+                request = MoveRequest(ranked.pk, user, last, ranked.version)
+                answers.append(await writer.write([request]))
+                continue
+            [answer] = await writer.write([MoveRequest(practice.pk, user, move, v)])
+            v, frames = answer
+            answers.append(v)
+            move = orjson.loads(frames[0].text)["d"]["legal_moves"][0]
+        assert len(writer.open) == 1  # all on one connection, as a quiet loop's batches are
+        return answers
+
+    assert _on_a_loop(play) == [1, 2, [None], 3, 4]
+    assert Game.objects.get(pk=ranked.pk).version == ranked.version  # nothing written
+    call_command("replay_verify")
