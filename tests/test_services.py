@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -183,6 +184,72 @@ async def test_redis_layer_keeps_a_message_sent_before_its_channel_is_read():
     await layer.send(early, {"type": "x", "n": 1})
     await asyncio.sleep(0.2)  # the process's reader has popped it by now
     assert (await asyncio.wait_for(layer.receive(early), timeout=5))["n"] == 1
+
+
+def _own_redis_layer(read_batch: int):  # noqa: ANN202
+    """A layer of its own (a process of its own), so its reader starts in the test."""
+    from server.channel_layer import RedisLayer
+
+    layer = RedisLayer(
+        hosts=[{"address": os.environ["REDIS_URL"]}], prefix=f"layer-test-{uuid.uuid4().hex}:"
+    )
+    layer.read_batch = read_batch
+    return layer
+
+
+async def _received(layer, channels: list[str], n: int) -> list[list[int]]:  # noqa: ANN001
+    inboxes = [layer.open_inbox(c) for c in channels]
+    got = [[(await asyncio.wait_for(i.get(), timeout=10))["n"] for _ in range(n)] for i in inboxes]
+    assert all(i.empty() for i in inboxes)
+    for channel in channels:
+        layer.close_inbox(channel)
+    for task in layer._here().readers.values():
+        task.cancel()
+    await layer.flush()
+    return got
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_hands_on_a_backlog_in_batches_whole_and_in_order():
+    """The reader takes up to `read_batch` waiting messages in one round trip (channels_redis
+    spent four on each): a backlog over several batches reaches each socket whole, in order."""
+    layer = _own_redis_layer(read_batch=7)
+    channels = [await layer.new_channel() for _ in range(2)]
+    for n in range(40):
+        for channel in channels:
+            await layer.send(channel, {"type": "x", "n": n})
+    assert await _received(layer, channels, 40) == [list(range(40))] * 2
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_loses_no_message_when_a_reads_answer_is_lost(monkeypatch):  # noqa: ANN001
+    """Messages taken from the key wait in its backup until handed on; when a read's answer
+    never arrives (the connection dropped after Redis ran it), the next read puts them back."""
+    layer = _own_redis_layer(read_batch=3)
+    connection = layer.connection(0)
+    register = connection.register_script
+    lost = []
+
+    def losing_once(script: str):  # noqa: ANN202
+        take = register(script)
+
+        async def call(**kwargs):  # noqa: ANN003, ANN202
+            taken = await take(**kwargs)
+            if taken and not lost:
+                lost.append(taken)
+                raise ConnectionError("the answer was lost on the way")
+            return taken
+
+        return call
+
+    monkeypatch.setattr(connection, "register_script", losing_once)
+    channel = await layer.new_channel()
+    for n in range(5):
+        await layer.send(channel, {"type": "x", "n": n})
+    assert await _received(layer, [channel], 5) == [list(range(5))]
+    assert len(lost) == 1 and len(lost[0]) == 6  # three messages and their scores
 
 
 def test_embedded_default_without_urls():
