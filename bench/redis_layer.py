@@ -9,7 +9,13 @@ started, and the time and this process's CPU to hand every message on are measur
 rounds. The messages carry their number: the table also says whether every one arrived once and
 in order.
 
-    python bench/redis_layer.py [--messages 20000] [--rounds 3]  # REDIS_URL or 127.0.0.1:6379/1
+And the sender's side: a game's group send after each move, timed and its process CPU taken,
+for a game nobody else watches (the mover's socket alone, left out), one watched on the same
+process, and one watched from another process.
+
+    python bench/redis_layer.py [--messages 20000] [--rounds 3]
+
+Redis: BENCH_REDIS_URL, else redis://127.0.0.1:6379/1 (flushed).
 """
 
 from __future__ import annotations
@@ -78,6 +84,37 @@ async def one_round(url: str, n: int, sockets: int) -> dict[str, float]:
     return {"rate": n / wall, "cpu_us": cpu / n * 1e6, "in_order": in_order}
 
 
+GROUPS = {
+    "nobody else": 0,
+    "a watcher here": 1,
+    "a watcher on another process": 2,
+}
+
+
+async def group_sends(url: str, n: int, case: int) -> dict[str, float]:
+    sender = layer(url)
+    mover = await sender.new_channel()
+    inbox = sender.open_inbox(mover)  # the process's reader runs, as in a server
+    members = [mover]
+    if case == 1:
+        members.append(await sender.new_channel())
+        sender.open_inbox(members[-1])
+    elif case == 2:
+        members.append("specific.elsewhere!" + "0" * 32)
+    for member in members:
+        await sender.group_add("game-1", member)
+    message = {"type": "game.state", "text": FRAME, "exclude": mover}
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(n):
+        await sender.group_send("game-1", message)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert inbox.empty()
+    for task in list(sender._here().readers.values()):
+        task.cancel()
+    await sender.flush()
+    return {"us": wall / n * 1e6, "cpu_us": cpu / n * 1e6}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=20_000)
@@ -98,6 +135,18 @@ def main() -> None:
         cpu = statistics.median(r["cpu_us"] for r in rounds)
         ok = "yes" if all(r["in_order"] for r in rounds) else "NO"
         print(f"| {sockets} | {rate:,.0f} | {cpu:.1f} | {ok} |")
+    sends = args.messages // 4
+    print(
+        f"\nRedis layer: a game's group send after a move, {sends:,} sends, "
+        f"median of {args.rounds} rounds"
+    )
+    print("| the game's other sockets | µs per send | process CPU µs per send |")
+    print("|---|---|---|")
+    for name, case in GROUPS.items():
+        rounds = [asyncio.run(group_sends(url, sends, case)) for _ in range(args.rounds)]
+        wall = statistics.median(r["us"] for r in rounds)
+        cpu = statistics.median(r["cpu_us"] for r in rounds)
+        print(f"| {name} | {wall:.0f} | {cpu:.0f} |")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 
 import pytest
@@ -186,12 +187,14 @@ async def test_redis_layer_keeps_a_message_sent_before_its_channel_is_read():
     assert (await asyncio.wait_for(layer.receive(early), timeout=5))["n"] == 1
 
 
-def _own_redis_layer(read_batch: int):  # noqa: ANN202
+def _own_redis_layer(read_batch: int = 100, **config):  # noqa: ANN003, ANN202
     """A layer of its own (a process of its own), so its reader starts in the test."""
     from server.channel_layer import RedisLayer
 
     layer = RedisLayer(
-        hosts=[{"address": os.environ["REDIS_URL"]}], prefix=f"layer-test-{uuid.uuid4().hex}:"
+        hosts=[{"address": os.environ["REDIS_URL"]}],
+        prefix=f"layer-test-{uuid.uuid4().hex}:",
+        **config,
     )
     layer.read_batch = read_batch
     return layer
@@ -250,6 +253,62 @@ async def test_redis_layer_loses_no_message_when_a_reads_answer_is_lost(monkeypa
         await layer.send(channel, {"type": "x", "n": n})
     assert await _received(layer, [channel], 5) == [list(range(5))]
     assert len(lost) == 1 and len(lost[0]) == 6  # three messages and their scores
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_group_send_takes_one_round_trip_and_one_more_for_other_processes(
+    monkeypatch,  # noqa: ANN001
+):
+    """channels_redis spent three round trips on a group send before writing to other
+    processes (four with the look for a watcher), and two more to write. Expired members are
+    still dropped, a full process key still misses the message, and expired messages are
+    still trimmed from the keys written to."""
+    layer = _own_redis_layer(capacity=2, group_expiry=60)
+    connection = layer.connection(0)
+    calls = []
+    execute = connection.execute_command
+
+    async def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(args[0])
+        return await execute(*args, **kwargs)
+
+    mine = await layer.new_channel()
+    inbox = layer.open_inbox(mine)
+    others = [f"specific.other{i}!" + "0" * 32 for i in range(3)]
+    gone = "specific.gone!" + "0" * 32  # joined longer ago than the group's expiry
+    for channel in [mine, *others]:
+        await layer.group_add("g", channel)
+    await connection.zadd(layer._group_key("g"), {gone: time.time() - 120})
+    other_keys = [layer.prefix + layer.non_local_name(c) for c in others]
+    await connection.zadd(other_keys[1], {b"stale": time.time() - 120})  # past the expiry
+    await connection.zadd(other_keys[2], {b"a": time.time(), b"b": time.time() + 1})  # full
+    monkeypatch.setattr(connection, "execute_command", counted)
+    try:
+        await layer.group_send("g", {"type": "x", "n": 1, "exclude": others[0]})
+        assert len(calls) == 2, calls
+        assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 1
+        assert await connection.zcard(other_keys[0]) == 0  # left out
+        [new] = await connection.zrange(other_keys[1], 0, -1)  # the stale one trimmed
+        assert layer.deserialize(new)["n"] == 1
+        assert await connection.zrange(other_keys[2], 0, -1) == [b"a", b"b"]  # full: missed
+        assert gone.encode() not in await connection.zrange(layer._group_key("g"), 0, -1)
+
+        for channel in others:
+            await layer.group_discard("g", channel)
+        calls.clear()
+        await layer.group_send("g", {"type": "x", "n": 2})  # this process's member only
+        assert len(calls) == 1, calls
+        assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 2
+        calls.clear()
+        await layer.group_send("g", {"type": "x", "n": 3, "exclude": mine})  # no one else
+        assert len(calls) == 1 and inbox.empty()
+    finally:
+        monkeypatch.undo()
+        layer.close_inbox(mine)
+        for task in layer._here().readers.values():
+            task.cancel()
+        await layer.flush()
 
 
 def test_embedded_default_without_urls():
