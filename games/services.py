@@ -609,7 +609,8 @@ class _PipelinedBatch:
 # sends after the next statement it prepares there: that statement is gone from the server
 # while psycopg still uses it, and every later batch on the connection failed with
 # `prepared statement "_pg3_N" does not exist` (the loop writer's connections prepare; a soak
-# saw it for about 3 s).
+# saw it for about 3 s). The COMMIT costs a commit record (the row locks took a transaction
+# id), once per ranked attempt.
 _END_UNWRITTEN = b"COMMIT"
 
 

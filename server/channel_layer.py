@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
+import uuid
 
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
@@ -188,28 +190,35 @@ class RedisLayer(RedisChannelLayer):
         channels_redis' `receive` spent four on each message (put back its backup, pop one,
         back it up, clear the backup), and a process's reader managed about 1,300 messages a
         second, at some 600 µs of the process's CPU each (bench/redis_layer.py). With nothing
-        waiting, it blocks in BZPOPMIN for the next one. What `_TAKE` takes waits in the
-        key's backup until it has been handed on, and the next `_TAKE` clears it; if a reader
-        cannot tell (a read that failed), the next one puts the backup back in the key
-        instead: a message may then come twice (a state is dropped as older), never not at
-        all."""
+        waiting, it blocks in BZPOPMIN for the next one.
+
+        What `_TAKE` takes waits in the key's backup, under a token naming the batch, until
+        the next `_TAKE` says which batch was last handed on: the backup is cleared if it is
+        that one, else put back in the key. So a read whose answer was lost (its batch is
+        read again), one that never reached Redis, and one that redis-py sent twice all lose
+        and repeat nothing. What BZPOPMIN pops is handed on at once; its answer lost on the way
+        (the connection dropped just then) loses that message, as with channels_redis."""
         connection = self.connection(self.consistent_hash(real))
         take = connection.register_script(_TAKE)
         key = self.prefix + real
-        keys = [key, self._backup_channel_name(key)]
+        backup = self._backup_channel_name(key)
+        keys = [key, backup, backup + "$batch"]
         swept = time.monotonic()
         me = asyncio.current_task()
-        handed = False  # whether the backup holds only messages already handed on
+        reader, batches = uuid.uuid4().hex, itertools.count()
+        handed = ""  # the token of the last batch handed on
         while True:
             try:
-                flag, handed = int(handed), False
-                contents = (await take(keys=keys, args=[flag, self.read_batch]))[::2]
-                if not contents:  # and the backup is empty
+                token = f"{reader}:{next(batches)}"
+                args = [handed, self.read_batch, token, self.expiry]
+                taken = await take(keys=keys, args=args)
+                if taken:
+                    self._hand_on_all(here, real, taken[::2])
+                    handed = token
+                else:
                     popped = await connection.bzpopmin(key, timeout=self.read_wait)
-                    contents = [] if popped is None else [popped[1]]
-                for content in contents:
-                    self._hand_on(here, real, content)
-                handed = True
+                    if popped is not None:
+                        self._hand_on_all(here, real, [popped[1]])
             except Exception:  # Redis away for a moment: the sockets wait, and hear once it is back
                 if not me.cancelling():
                     logger.exception("Channel layer: reading %s from Redis failed; retrying", key)
@@ -223,12 +232,17 @@ class RedisLayer(RedisChannelLayer):
                 swept = time.monotonic()
                 self._sweep(here, swept)
 
+    def _hand_on_all(self, here: _LoopInboxes, real: str, contents: list[bytes]) -> None:
+        """Hand each message on; one that is not a message of this layer's is logged and
+        dropped (raised, it would fail the batch, which would then be read again for ever)."""
+        for content in contents:
+            try:
+                self._hand_on(here, real, content)
+            except Exception:  # noqa: BLE001 - logged; the others go on
+                logger.exception("Channel layer: a message on %s could not be read; dropped", real)
+
     def _hand_on(self, here: _LoopInboxes, real: str, content: bytes) -> None:
-        try:
-            message = self.deserialize(content)
-        except Exception:  # not one of ours: dropped, or it would come back from the backup
-            logger.exception("Channel layer: a message on %s could not be read; dropped", real)
-            return
+        message = self.deserialize(content)
         channels = message.pop("__asgi_channel__", real)
         if isinstance(channels, str):
             channels = [channels]
@@ -303,21 +317,31 @@ class RedisLayer(RedisChannelLayer):
         return others
 
 
-# One round trip of the reader (RedisLayer._read): clear the backup (KEYS[2]) if what it holds
-# was handed on (ARGV[1] = 1), else put it back in the key (KEYS[1]), as channels_redis' receive
-# does; then move up to ARGV[2] of the oldest messages from the key to the backup and return
-# them, oldest first, each followed by its score.
+# One round trip of the reader (RedisLayer._read). KEYS: the process key, its backup, the
+# token of the batch in the backup. ARGV: the token of the last batch handed on, how many to
+# take, this batch's token, the layer's expiry. The backup is put back in the key unless it is
+# the batch last handed on (as channels_redis' receive puts its backup back); then up to
+# ARGV[2] of the oldest messages move from the key to the backup, under this batch's token,
+# and are returned oldest first, each followed by its score.
 _TAKE = """
-if ARGV[1] ~= '1' then
+local held = redis.call('GET', KEYS[3])
+if held and held ~= ARGV[1] then
     local backed_up = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
     for i = #backed_up, 1, -2 do
         redis.call('ZADD', KEYS[1], backed_up[i], backed_up[i - 1])
     end
+    if #backed_up > 0 then
+        redis.call('EXPIRE', KEYS[1], ARGV[4])
+    end
 end
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[3])
 local taken = redis.call('ZPOPMIN', KEYS[1], ARGV[2])
-for i = 1, #taken, 2 do
-    redis.call('ZADD', KEYS[2], taken[i + 1], taken[i])
+if #taken > 0 then
+    for i = 1, #taken, 2 do
+        redis.call('ZADD', KEYS[2], taken[i + 1], taken[i])
+    end
+    redis.call('EXPIRE', KEYS[2], ARGV[4])
+    redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4])
 end
 return taken
 """

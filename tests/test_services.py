@@ -225,34 +225,92 @@ async def test_redis_layer_hands_on_a_backlog_in_batches_whole_and_in_order():
     assert await _received(layer, channels, 40) == [list(range(40))] * 2
 
 
-@needs_redis
-@pytest.mark.redis
-async def test_redis_layer_loses_no_message_when_a_reads_answer_is_lost(monkeypatch):  # noqa: ANN001
-    """Messages taken from the key wait in its backup until handed on; when a read's answer
-    never arrives (the connection dropped after Redis ran it), the next read puts them back."""
-    layer = _own_redis_layer(read_batch=3)
-    connection = layer.connection(0)
+def _second_read_goes_wrong(connection, how: str) -> tuple:  # noqa: ANN001
+    """Make the reader's second batch read go wrong `how`; returns the batches it read."""
     register = connection.register_script
-    lost = []
+    reads: list = []
 
-    def losing_once(script: str):  # noqa: ANN202
+    def wrapped(script: str):  # noqa: ANN202
         take = register(script)
 
         async def call(**kwargs):  # noqa: ANN003, ANN202
+            second = len(reads) == 1
+            if second and how == "never sent":
+                reads.append("never sent")
+                raise ConnectionError("the connection was refused")
             taken = await take(**kwargs)
-            if taken and not lost:
-                lost.append(taken)
+            if taken:
+                reads.append(taken)
+            if second and how == "answer lost":
                 raise ConnectionError("the answer was lost on the way")
+            if second and how == "sent twice":  # as redis-py's retries would, answer lost
+                taken = await take(**kwargs)
             return taken
 
         return call
 
-    monkeypatch.setattr(connection, "register_script", losing_once)
+    return reads, wrapped
+
+
+@needs_redis
+@pytest.mark.redis
+@pytest.mark.parametrize("how", ["answer lost", "never sent", "sent twice"])
+async def test_redis_layer_loses_and_repeats_nothing_when_a_batch_read_goes_wrong(
+    monkeypatch,  # noqa: ANN001
+    how: str,
+):
+    """A batch waits in the key's backup, under its token, until the next read says it was
+    handed on: a read whose answer was lost is read again, and one that never reached Redis or
+    ran twice repeats nothing that was handed on before it."""
+    layer = _own_redis_layer(read_batch=3)
+    connection = layer.connection(0)
+    reads, wrapped = _second_read_goes_wrong(connection, how)
+    monkeypatch.setattr(connection, "register_script", wrapped)
     channel = await layer.new_channel()
-    for n in range(5):
+    for n in range(8):
         await layer.send(channel, {"type": "x", "n": n})
-    assert await _received(layer, [channel], 5) == [list(range(5))]
-    assert len(lost) == 1 and len(lost[0]) == 6  # three messages and their scores
+    assert await _received(layer, [channel], 8) == [list(range(8))]
+    assert len(reads) >= 3
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_drops_a_malformed_message_and_hands_on_the_rest_once():
+    layer = _own_redis_layer(read_batch=10)
+    channel = await layer.new_channel()
+    await layer.send(channel, {"type": "x", "n": 0})
+    key = layer.prefix + layer.non_local_name(channel)
+    await layer.connection(0).zadd(key, {layer.serialize(["not", "a", "dict"]): time.time()})
+    await layer.send(channel, {"type": "x", "n": 2})
+    inbox = layer.open_inbox(channel)
+    got = [(await asyncio.wait_for(inbox.get(), timeout=5))["n"] for _ in range(2)]
+    await asyncio.sleep(1.5)  # a batch that failed would be read again after a second
+    assert got == [0, 2] and inbox.empty()
+    layer.close_inbox(channel)
+    for task in layer._here().readers.values():
+        task.cancel()
+    await layer.flush()
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_redis_layer_batch_backup_expires_with_the_layer():
+    """A process that dies between two reads leaves its last batch in the backup: it expires,
+    as every other key of the layer does."""
+    from server.channel_layer import _TAKE
+
+    layer = _own_redis_layer(expiry=30)
+    channel = await layer.new_channel()
+    for n in range(3):
+        await layer.send(channel, {"type": "x", "n": n})
+    connection = layer.connection(0)
+    key = layer.prefix + layer.non_local_name(channel)
+    backup = layer._backup_channel_name(key)
+    taken = await connection.eval(_TAKE, 3, key, backup, backup + "$batch", "", 10, "t1", 30)
+    assert len(taken) == 6
+    assert 0 < await connection.ttl(backup) <= 30
+    assert 0 < await connection.ttl(backup + "$batch") <= 30
+    await layer.flush()
 
 
 @needs_redis
