@@ -204,12 +204,17 @@ async def _received(layer, channels: list[str], n: int) -> list[list[int]]:  # n
     inboxes = [layer.open_inbox(c) for c in channels]
     got = [[(await asyncio.wait_for(i.get(), timeout=10))["n"] for _ in range(n)] for i in inboxes]
     assert all(i.empty() for i in inboxes)
+    await _close_own_layer(layer, channels)
+    return got
+
+
+async def _close_own_layer(layer, channels: list[str]) -> None:  # noqa: ANN001
+    """Close the inboxes, stop the reader and delete the layer's keys."""
     for channel in channels:
         layer.close_inbox(channel)
     for task in layer._here().readers.values():
         task.cancel()
     await layer.flush()
-    return got
 
 
 @needs_redis
@@ -286,10 +291,7 @@ async def test_redis_layer_drops_a_malformed_message_and_hands_on_the_rest_once(
     got = [(await asyncio.wait_for(inbox.get(), timeout=5))["n"] for _ in range(2)]
     await asyncio.sleep(1.5)  # a batch that failed would be read again after a second
     assert got == [0, 2] and inbox.empty()
-    layer.close_inbox(channel)
-    for task in layer._here().readers.values():
-        task.cancel()
-    await layer.flush()
+    await _close_own_layer(layer, [channel])
 
 
 @needs_redis
@@ -363,10 +365,7 @@ async def test_redis_group_send_takes_one_round_trip_and_one_more_for_other_proc
         assert len(calls) == 1 and inbox.empty()
     finally:
         monkeypatch.undo()
-        layer.close_inbox(mine)
-        for task in layer._here().readers.values():
-            task.cancel()
-        await layer.flush()
+        await _close_own_layer(layer, [mine])
 
 
 def test_embedded_default_without_urls():
