@@ -278,20 +278,14 @@ class RedisLayer(RedisChannelLayer):
         skip = message.get("exclude")
         if all(member == skip for member in members):
             return
-        by_connection, messages, capacities = self._map_channel_keys_to_connection(members, message)
+        others = self._deliver_here(members, message)  # only Redis reaches the rest
+        by_connection, messages, capacities = self._map_channel_keys_to_connection(others, message)
         for index, keys in by_connection.items():
             args = [messages[k] for k in keys] + [capacities[k] for k in keys]
             args += [now, self.expiry, int(now) - int(self.expiry)]
             over = await self.connection(index).eval(_DELIVER, len(keys), *keys, *args)
             if over:
                 logger.info("%s of %s channels over capacity in group %s", over, len(keys), group)
-
-    def _map_channel_keys_to_connection(self, channel_names: list, message: dict) -> tuple:
-        """channels_redis' group send hands every member here to plan the Redis writes: it
-        plans them for the members that only Redis can reach."""
-        return super()._map_channel_keys_to_connection(
-            self._deliver_here(channel_names, message), message
-        )
 
     def _deliver_here(self, channel_names: list, message: dict) -> list:
         """Put the message in the open inboxes of this process's members; return the others.
