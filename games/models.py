@@ -82,6 +82,9 @@ class Game(models.Model):
         DailyChallenge, null=True, blank=True, on_delete=models.PROTECT, related_name="games"
     )
     ranked = models.BooleanField(default=False)
+    # A practice game whose owner named its deal: its number tells the owner nothing new, so
+    # the owner is shown it even where a face-down stock hides it from everyone else.
+    deal_chosen = models.BooleanField(default=False)
     # 0 when dealt, +1 per accepted move or undo: also the move count shown to players
     # (an undo counts as a move) and always the number of Move rows.
     version = models.PositiveIntegerField(default=0)

@@ -27,13 +27,16 @@ from games import clock, engine
 from games.models import Game, Move
 
 
-def deal_visible(game: Game) -> bool:
-    """Whether a game's deal number may be shown: with it, anyone can deal the game again,
-    face-down cards and all. A daily's is secret until its day is over (PROTOCOL.md); a
-    practice game's, where the variant deals a face-down stock (Countess, Barricade A), until
-    the game is over, since the stock's order is hidden from every API (RULES.md K2)."""
+def deal_visible(game: Game, viewer_id: int | None = None) -> bool:
+    """Whether a game's deal number may be shown to the user `viewer_id`: with it, anyone can
+    deal the game again, face-down cards and all. A daily's is secret until its day is over
+    (PROTOCOL.md); a practice game's, where the variant deals a face-down stock (Countess,
+    Barricade A), until the game is over, since the stock's order is hidden from every API
+    (RULES.md K2), except from an owner who named the deal: it is the number they sent."""
     if game.daily_id is not None:
         return clock.today() > game.daily.date
+    if game.deal_chosen and viewer_id is not None and viewer_id == game.owner_id:
+        return True
     return game.finished or not engine.VARIANTS[game.deal.variant].stock
 
 
@@ -75,10 +78,12 @@ def game_payload(
     state: engine.State | None = None,
     last_move: str | None = None,
     *,
+    viewer_id: int | None = None,
     with_rank: bool = True,
 ) -> dict:
-    """One game as REST sends it. `with_rank=False` skips the board lookup a finished ranked
-    attempt costs (one COUNT), for lists that would pay it once per game."""
+    """One game as REST sends it to the user `viewer_id` (only its deal number depends on who
+    asks: deal_visible). `with_rank=False` skips the board lookup a finished ranked attempt
+    costs (one COUNT), for lists that would pay it once per game."""
     daily = None
     if game.daily_id is not None:
         daily = {
@@ -89,7 +94,7 @@ def game_payload(
     return {
         "id": game.pk,
         "variant": game.deal.variant,
-        "deal": game.deal.number if deal_visible(game) else None,
+        "deal": game.deal.number if deal_visible(game, viewer_id) else None,
         "daily": daily,
         "owner": game.owner.username,
         "v": game.version,
@@ -283,7 +288,7 @@ def latest_games(user, before: int | None = None, limit: int = LATEST_GAMES) -> 
     if before is not None:
         games = games.filter(pk__lt=before)
     games = with_last_move(games.select_related("deal", "daily", "owner"))
-    return [game_payload(g, with_rank=False) for g in games[:limit]]
+    return [game_payload(g, viewer_id=user.pk, with_rank=False) for g in games[:limit]]
 
 
 def player_named(username: str):  # noqa: ANN201

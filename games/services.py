@@ -89,13 +89,20 @@ def get_deal(variant: str, number: int) -> Deal:
     return deal
 
 
-def start_game(user, deal: Deal, daily: DailyChallenge | None = None, ranked: bool = False) -> Game:  # noqa: ANN001
+def start_game(
+    user,  # noqa: ANN001
+    deal: Deal,
+    daily: DailyChallenge | None = None,
+    ranked: bool = False,
+    deal_chosen: bool = False,
+) -> Game:
     state = _engine_call(engine.new_game, deal.variant, deal.number)
     return Game.objects.create(
         owner=user,
         deal=deal,
         daily=daily,
         ranked=ranked,
+        deal_chosen=deal_chosen,
         state=state.to_dict(),
         foundation_cards=state.foundation_count,
         status=state.status,
@@ -112,11 +119,12 @@ RANDOM_PRACTICE_DEALS = 1_000_000
 def start_practice(user, variant: str, number: int | None = None) -> Game:  # noqa: ANN001
     """A practice game on a chosen deal, or a random one."""
     check_variant(variant)
+    chosen = number is not None
     if number is None:
         hidden = engine.VARIANTS[variant].stock
         number = random.SystemRandom().randint(1, MAX_DEAL if hidden else RANDOM_PRACTICE_DEALS)
     with transaction.atomic():
-        return start_game(user, get_deal(variant, number))
+        return start_game(user, get_deal(variant, number), deal_chosen=chosen)
 
 
 @contextmanager

@@ -115,7 +115,9 @@ class DailyPlayView(APIView):
     def post(self, request: Request, date: str, variant: str) -> Response:
         challenge = daily.challenge_for(date, variant)
         game, created = daily.play_daily(request.user, challenge)
-        return Response(selectors.game_payload(game), status=201 if created else 200)
+        return Response(
+            selectors.game_payload(game, viewer_id=request.user.pk), status=201 if created else 200
+        )
 
 
 class DailyPracticeView(APIView):
@@ -128,7 +130,7 @@ class DailyPracticeView(APIView):
     def post(self, request: Request, date: str, variant: str) -> Response:
         challenge = daily.challenge_for(date, variant)
         game = daily.start_daily_practice(request.user, challenge)
-        return Response(selectors.game_payload(game), status=201)
+        return Response(selectors.game_payload(game, viewer_id=request.user.pk), status=201)
 
 
 class DailyLeaderboardView(APIView):

@@ -76,7 +76,8 @@ class GameSerializer(serializers.Serializer):
     deal = serializers.IntegerField(
         allow_null=True,
         help_text="null for a daily deal until its day is over, and for a practice game of "
-        "Countess or Barricade A until it is over: the number would reveal the face-down stock",
+        "Countess or Barricade A until it is over: the number would reveal the face-down stock "
+        "(its owner sees a deal they named when starting it)",
     )
     daily = DailyRefSerializer(allow_null=True)
     owner = serializers.CharField()
@@ -235,7 +236,8 @@ class LiveGameSerializer(serializers.Serializer):
     deal = serializers.IntegerField(
         allow_null=True,
         help_text="The deal number; null where a game's would be (a daily deal until its day "
-        "is over, a Countess or Barricade A practice game until it is over).",
+        "is over, a Countess or Barricade A practice game until it is over: another player's "
+        "here, even on a deal they named).",
     )
     v = serializers.IntegerField()
     daily = serializers.DateField(allow_null=True)

@@ -61,7 +61,10 @@ GAME_EXAMPLE = OpenApiExample(
 def publish(outcome: Outcome) -> Response:
     """Tell the game's sockets what a REST write did, and answer with the game."""
     fan_out_sync(outcome.game.pk, events.wire_frames(outcome))
-    return Response(selectors.game_payload(outcome.game, outcome.state, outcome.move))
+    game = outcome.game  # only its owner writes to it
+    return Response(
+        selectors.game_payload(game, outcome.state, outcome.move, viewer_id=game.owner_id)
+    )
 
 
 MAX_ROW_NUMBER = 2**31 - 1  # a move's n is a 32-bit column
@@ -136,7 +139,9 @@ class GameListView(APIView):
     def post(self, request: Request) -> Response:
         data = validated(s.NewGameSerializer, request)
         game = services.start_practice(request.user, data["variant"], data.get("deal"))
-        return Response(selectors.game_payload(game), status=status.HTTP_201_CREATED)
+        return Response(
+            selectors.game_payload(game, viewer_id=request.user.pk), status=status.HTTP_201_CREATED
+        )
 
 
 class GameDetailView(APIView):
@@ -146,7 +151,8 @@ class GameDetailView(APIView):
         summary="A game as any signed-in user may see it",
     )
     def get(self, request: Request, game_id: int) -> Response:
-        return Response(selectors.game_payload(selectors.viewable_game(game_id, request.user)))
+        game = selectors.viewable_game(game_id, request.user)
+        return Response(selectors.game_payload(game, viewer_id=request.user.pk))
 
 
 class MoveListView(APIView):

@@ -117,20 +117,35 @@ def test_K2_a_face_down_stocks_deal_number_is_shown_once_its_game_is_over(
     other_user,  # noqa: ANN001
 ):
     """With the deal number, anyone can deal the game again (RULES D2) and read its stock, whose
-    order no API may reveal (K2): a practice game of Countess or Barricade A answers `deal:
-    null` in every list and read until it is over, to its owner and its watchers alike."""
+    order no API may reveal (K2): a practice game of Countess or Barricade A on a random deal
+    answers `deal: null` in every list and read until it is over, to its owner and its watchers
+    alike; on a deal its owner named, the owner is shown the number they sent, and only they."""
     api, watcher = client_for(user), client_for(other_user)
-    game = api.post("/api/games", {"variant": variant, "deal": 7}, format="json").json()
+    game = api.post("/api/games", {"variant": variant}, format="json").json()
     gid = game["id"]
     assert game["deal"] is None
     move = game["state"]["legal_moves"][0]
     played = api.post(f"/api/games/{gid}/moves", {"move": move, "v": 0}, format="json").json()
     assert played["deal"] is None
+    assert api.get(f"/api/games/{gid}").json()["deal"] is None
     assert watcher.get(f"/api/games/{gid}").json()["deal"] is None
     assert [g["deal"] for g in watcher.get("/api/games/live").json() if g["id"] == gid] == [None]
     assert [g["deal"] for g in api.get("/api/games").json() if g["id"] == gid] == [None]
     over = api.post(f"/api/games/{gid}/resign").json()
-    assert over["status"] == "resigned" and over["deal"] == 7
+    assert over["status"] == "resigned" and over["deal"] is not None
+    assert watcher.get(f"/api/games/{gid}").json()["deal"] == over["deal"]
+
+    named = api.post("/api/games", {"variant": variant, "deal": 7}, format="json").json()
+    gid = named["id"]
+    assert named["deal"] == 7
+    move = named["state"]["legal_moves"][0]
+    played = api.post(f"/api/games/{gid}/moves", {"move": move, "v": 0}, format="json").json()
+    assert played["deal"] == 7
+    assert api.get(f"/api/games/{gid}").json()["deal"] == 7
+    assert [g["deal"] for g in api.get("/api/games").json() if g["id"] == gid] == [7]
+    assert watcher.get(f"/api/games/{gid}").json()["deal"] is None
+    assert [g["deal"] for g in watcher.get("/api/games/live").json() if g["id"] == gid] == [None]
+    api.post(f"/api/games/{gid}/resign")
     assert watcher.get(f"/api/games/{gid}").json()["deal"] == 7
 
 
