@@ -740,6 +740,53 @@ def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server
     expect(page.get_by_test_id("whoami")).to_have_count(0)
 
 
+def test_signing_out_here_leaves_the_next_player_at_the_lobby(open_page, server: Server) -> None:
+    """Signing out from a game's page: the server closes its socket (4401) as it signs out,
+    which once read as a session lost elsewhere, so the next to sign in (someone else) was
+    taken back to the first player's game, watching it."""
+    first, token = server.register()
+    second, _ = server.register()
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 3}, token)
+    page = open_page()
+    log_in(page, first, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    page.get_by_test_id("signout").click()
+    expect(page.get_by_test_id("auth-form")).to_be_visible()
+    page.get_by_test_id("auth-username").fill(second)
+    page.get_by_test_id("auth-password").fill(PASSWORD)
+    page.get_by_test_id("auth-submit").click()
+    expect(page.get_by_test_id("whoami")).to_have_text(second)
+    expect(page).to_have_url(re.compile(r"#/$"))
+    expect(page.locator("[data-testid=game]")).to_have_count(0)
+
+
+def test_a_stack_that_cannot_move_as_one_is_not_picked(open_page, server: Server) -> None:
+    """Chinese FreeCell: a press on a buried card takes the cards above it only if they may
+    move together (RULES F4); otherwise nothing is picked and the page says why, rather than
+    offering a stack whose every drop the server refuses."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 104}, token)
+    tableau = game["state"]["tableau"]
+    rank = "A23456789TJQK".index
+
+    def run(cards: list[str]) -> bool:
+        pairs = zip(cards, cards[1:], strict=False)
+        return all(rank(b[0]) == rank(c[0]) + 1 and b[1] != c[1] for b, c in pairs)
+
+    src = next(f"t{i}" for i, p in enumerate(tableau) if len(p) >= 2 and not run(p[-2:]))
+    page = open_page()
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    size = len(tableau[int(src[1:])])
+    # Its visible strip: the card above covers the rest of it.
+    pile(page, src).locator(f".card[data-index='{size - 2}']").click(position={"x": 8, "y": 4})
+    expect(page.get_by_test_id("message")).to_contain_text("not a sequence")
+    expect(page.locator(".card.picked")).to_have_count(0)
+    page.wait_for_timeout(600)  # not a double click, which sends a card to a foundation
+    top_card(page, src).click()  # the top card alone still picks
+    expect(picked(page, src)).to_have_count(1)
+
+
 def _two_tableau_moves(variant: str) -> tuple[int, str, str]:
     """A deal whose first position has a tableau move after which another one follows."""
     from games import engine
@@ -1109,6 +1156,24 @@ def test_a_stuck_practice_game_is_taken_back_into_play_by_undo(open_page, server
     page.get_by_test_id("undo").click()
     wait_version(page, 8)
     expect(page.get_by_test_id("status")).to_have_text("Playing")
+
+
+def test_a_face_down_stocks_deal_shows_in_the_heading_once_its_game_is_over(
+    open_page, server: Server
+) -> None:
+    """A random Countess practice deal is secret while it is played (RULES K2) and public once
+    the game is over: the heading shows it then, without a reload."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "countess"}, token)
+    assert game["deal"] is None
+    page = open_page()
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    title = page.locator(".game-title h2")
+    expect(title).to_have_text("Countess")
+    over = server.request("POST", f"/api/games/{game['id']}/resign", token=token)
+    expect(page.get_by_test_id("status")).to_have_text("Resigned")
+    expect(title).to_have_text(f"Countess · Deal {over['deal']}")
 
 
 def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:

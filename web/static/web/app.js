@@ -58,12 +58,18 @@ function renderUser() {
   }
   const out = h("button", { type: "button", class: "quiet", "data-testid": "signout" }, "Sign out");
   out.addEventListener("click", async () => {
+    // Signed out here before the request: the server closes this page's sockets (4401) as it
+    // signs out, which must not read as a session lost elsewhere (arena:signed-out), to come
+    // back to after the next sign-in, maybe someone else's, watching this player's game.
+    app.me = null;
+    app.after = "#/";
+    if (app.view && app.view.destroy) app.view.destroy();
+    app.view = null;
     try {
       await post("/api/auth/logout");
     } catch (err) {
       /* signed out anyway */
     }
-    app.me = null;
     renderUser();
     location.hash = "#/signin";
   });
@@ -90,7 +96,10 @@ async function route() {
   const parts = hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean);
   const [name, arg] = parts;
   document.querySelectorAll("nav a").forEach((a) => {
-    a.classList.toggle("active", a.getAttribute("href").split("/")[1] === (name || ""));
+    const here = a.getAttribute("href").split("/")[1] === (name || "");
+    a.classList.toggle("active", here);
+    if (here) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
   });
   const token = (route.token = {});
   main.replaceChildren(h("p", { class: "muted loading" }, "Loading…"));
@@ -98,7 +107,10 @@ async function route() {
     if (name === "signin") return await signinView();
     if (!app.me) {
       app.after = hash;
-      document.querySelectorAll("nav a.active").forEach((a) => a.classList.remove("active"));
+      document.querySelectorAll("nav a.active").forEach((a) => {
+        a.classList.remove("active");
+        a.removeAttribute("aria-current");
+      });
       return await signinView();
     }
     if (!name) return await lobbyView(token);
@@ -142,6 +154,9 @@ async function signinView() {
   const user = h("input", { name: "username", autocomplete: "username", required: true, "data-testid": "auth-username", maxlength: 150 });
   const pass = h("input", { name: "password", type: "password", autocomplete: "current-password", required: true, "data-testid": "auth-password" });
   const submit = h("button", { type: "submit", class: "primary", "data-testid": "auth-submit" }, "Sign in");
+  // The server's rules for a new password (settings.AUTH_PASSWORD_VALIDATORS), said up front.
+  const passHint = h("p", { class: "muted field-hint", id: "password-hint", hidden: true },
+    "At least 8 characters, not all digits, not a common password, not like your username.");
   const title = h("h2", {}, "Sign in");
   const err = h("div", { "data-testid": "auth-error" });
   const toggle = h("button", { type: "button", class: "link", "data-testid": "auth-toggle" }, "New here? Create an account");
@@ -149,6 +164,7 @@ async function signinView() {
     title,
     h("label", {}, "Username", user),
     h("label", {}, "Password", pass),
+    passHint,
     err, submit, toggle);
   const setMode = (m) => {
     mode = m;
@@ -158,6 +174,14 @@ async function signinView() {
     pass.autocomplete = m === "signin" ? "current-password" : "new-password";
     // A new name is checked here as the server checks it; signing in takes any existing one.
     // (The name is sent trimmed, so spaces around it are let through.)
+    passHint.hidden = m !== "signup";
+    if (m === "signup") {
+      pass.minLength = 8;
+      pass.setAttribute("aria-describedby", "password-hint");
+    } else {
+      pass.removeAttribute("minlength");
+      pass.removeAttribute("aria-describedby");
+    }
     if (m === "signup") {
       user.pattern = "\\s*[A-Za-z0-9_.\\-]{3,30}\\s*";
       user.title = "3-30 characters: letters, digits, '_', '.' or '-'";
@@ -587,7 +611,9 @@ async function dailyView(variantId, token) {
         h("li", {}, challenge.winnable
           ? "Ranking: a win first, then more cards on the foundations, then fewer moves, then less time."
           : "Ranking: more cards on the foundations first (this deal is not certified winnable), then fewer moves, then less time."),
-        h("li", {}, "Undo is allowed, but it counts as a move. A move that turned a card face up (a draw, or a play from the stock) cannot be undone."),
+        h("li", {}, variant.piles && variant.piles.stock
+          ? "Undo is allowed, but it counts as a move. A move that turned a card face up (a draw, or a play from the stock) cannot be undone."
+          : "Undo is allowed, but it counts as a move."),
         h("li", {}, "No hints in a ranked attempt; practice the deal afterwards as often as you like."),
         h("li", {}, "Resigning ends the attempt as it stands, and it still ranks. An attempt left open at midnight UTC counts as it stands.")),
       // The button before the game's rules: on a phone the rules are screens long, and a

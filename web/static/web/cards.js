@@ -45,6 +45,19 @@ export function isRed(code) {
 }
 
 // "t2-t7:3" -> {from:"t2", to:"t7", n:3}; "draw" -> {draw:true}
+const RANK_ORDER = "A23456789TJQK";
+
+// Whether `cards` (bottom to top) are a sequence Chinese FreeCell moves as a unit (RULES F4):
+// each card one rank lower than, and of another suit than, the one beneath it.
+export function isSequence(cards) {
+  for (let k = 1; k < cards.length; k++) {
+    const below = cards[k - 1];
+    const card = cards[k];
+    if (RANK_ORDER.indexOf(below[0]) !== RANK_ORDER.indexOf(card[0]) + 1 || below[1] === card[1]) return false;
+  }
+  return true;
+}
+
 export function parseMove(move) {
   if (move === "draw") return { draw: true, move };
   const m = /^([a-z]+\d*)-([a-z]+\d*)(?::(\d+))?$/.exec(move);

@@ -98,7 +98,7 @@ export class GameView {
     const statusEl = h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Status "),
       this.statusEl = h("span", { class: "stat-value", "data-testid": "status" }, ""));
     const bar = h("div", { class: "game-bar" },
-      h("div", { class: "game-title" }, h("h2", {}, ...gameTitle(g, this.variant)), who),
+      h("div", { class: "game-title" }, this.titleEl = h("h2", {}, ...gameTitle(g, this.variant)), who),
       h("div", { class: "stats" },
         h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Moves "), this.movesEl),
         h("span", { class: "stat" }, h("span", { class: "stat-label" }, "Time "), this.clockEl),
@@ -487,6 +487,8 @@ export class GameView {
       this.game = g;
       this.seconds = g.seconds;
       this.status = g.status;
+      // A face-down stock's deal number is public once its game is over (selectors.deal_visible).
+      this.titleEl.replaceChildren(...gameTitle(g, this.variant));
       this.renderClock();
       this.showFinished();
     } catch (err) {

@@ -154,8 +154,14 @@ export class ReplayView {
 
   renderControls() {
     this.posEl.textContent = `${this.at} of ${this.last}`;
+    // A button about to be disabled with the focus on it would strand the keyboard there:
+    // the focus moves to the slider, which works at either end.
+    const had = document.activeElement;
     this.firstBtn.disabled = this.prevBtn.disabled = this.at <= 0;
     this.nextBtn.disabled = this.lastBtn.disabled = this.at >= this.last;
+    if (had && had.disabled && [this.firstBtn, this.prevBtn, this.nextBtn, this.lastBtn].includes(had)) {
+      this.slider.focus();
+    }
     this.playBtn.disabled = this.last <= 0;
     this.playBtn.textContent = this.timer ? "Pause" : "Play";
     this.playBtn.title = this.timer ? "Pause (space)" : "Play (space)";

@@ -10,7 +10,7 @@
 // Legal targets of the picked card(s) are highlighted from `state.legal_moves`.
 
 import {
-  backElement, cardElement, cardName, moveString, parseMove, pileCards, pileLabel,
+  backElement, cardElement, cardName, isSequence, moveString, parseMove, pileCards, pileLabel,
 } from "./cards.js";
 
 const DRAG_THRESHOLD = 6;
@@ -347,7 +347,32 @@ export class Table {
     if (!this.state || this.readOnly || this.state.status !== "playing") return false;
     if (id[0] === "f") return false; // a card on a foundation never leaves it
     const cards = pileCards(this.state, id);
-    return cards.length >= n && n >= 1;
+    if (!(cards.length >= n && n >= 1)) return false;
+    return n === 1 || this.stackRefusal(id, n) === null;
+  }
+
+  // Why `n` cards of tableau pile `id` cannot move as one (RULES F4), or null if they can.
+  // Judged by the cards shown, not by `legal_moves`: the table may show moves still on their
+  // way, whose position the server has not listed moves for yet.
+  stackRefusal(id, n) {
+    const cards = pileCards(this.state, id).slice(-n);
+    if (!isSequence(cards)) {
+      return `Those ${n} cards are not a sequence: each card must be one rank lower than, and of another suit than, the one beneath it.`;
+    }
+    const free = (this.state.cells || []).filter((c) => !c).length;
+    if (n > free + 1) {
+      return `${n} cards cannot move together with ${free} free cell${free === 1 ? "" : "s"} empty: at most ${free + 1}.`;
+    }
+    return null;
+  }
+
+  // A press on a buried card that takes more cards than can move together says why, rather
+  // than picking a stack no move can take.
+  refuseStack(id, n) {
+    if (n > 1 && this.state && this.state.status === "playing" && pileCards(this.state, id).length >= n) {
+      const why = this.stackRefusal(id, n);
+      if (why) this.onMessage(why);
+    }
   }
 
   // How many cards a press on card `index` of pile `id` takes.
@@ -398,6 +423,7 @@ export class Table {
       return;
     }
     if (this.canPick(id, n)) this.pick(id, n);
+    else this.refuseStack(id, n);
   }
 
   // Double click / double tap: to a foundation, if the rules allow it.
@@ -471,6 +497,7 @@ export class Table {
     }
     if (!press.draggable || !this.canPick(press.id, press.n)) {
       this.press = null;
+      if (press.draggable) this.refuseStack(press.id, press.n);
       return;
     }
     this.startDrag(press, e);

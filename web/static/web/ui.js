@@ -22,11 +22,14 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
-// A game's heading: its variant, then its day (a daily deal) or its deal number. The date as
-// one word: a narrow screen broke "2026-" from "11-26".
+// A game's heading: its variant, then its day (a daily deal, "practice" on an unranked copy)
+// or its deal number. The date as one word: a narrow screen broke "2026-" from "11-26".
 export function gameTitle(game, variant) {
-  return [variant.name,
-    ...(game.daily ? [" · Daily ", h("span", { class: "nowrap" }, game.daily.date)] : game.deal ? [` · Deal ${game.deal}`] : [])];
+  if (game.daily) {
+    return [variant.name, " · Daily ", h("span", { class: "nowrap" }, game.daily.date),
+      ...(game.daily.ranked ? [] : [" (practice)"])];
+  }
+  return [variant.name, ...(game.deal ? [` · Deal ${game.deal}`] : [])];
 }
 
 export function formatSeconds(total) {
