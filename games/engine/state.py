@@ -489,8 +489,11 @@ class State:
         A move only carries cards from one pile to another, so taking it back is carrying them
         home; what the move was cannot be told from the position, so the caller names it. The
         result is checked by playing ``move`` on it again: EngineError("illegal_move") if that
-        does not give this position back (``move`` was not its last move). The result has no
-        parent and no last move, as a ``from_dict`` state."""
+        does not give this position back. That check cannot tell every wrong name: a move that
+        also leads here from some other position (Portuguese deal 1 after ``t3-t10``, named
+        ``t0-t3``) gives that other position, so the caller names the move actually played,
+        as the server does from its stored history. The result has no parent and no last move,
+        as a ``from_dict`` state."""
         sk, si, dk, di, n = parse_move(move)
         tab, fnd, cells = list(self._tab), list(self._fnd), list(self._cells)
         stock, waste, fc = self._stock, self._waste, self._fc

@@ -82,6 +82,16 @@ def test_C3_foundations_by_suit_from_any_ace_never_leaving() -> None:
     # Two decks: a card that fits two equal foundations gives two moves.
     b = pos("barricade", {0: "6D"}, foundations={2: "5D", 5: "5D", 6: "5H"})
     assert [m for m in b.legal_moves() if m.startswith("t0-f")] == ["t0-f2", "t0-f5"]
+    # Chinese FreeCell's moves are generated apart (sequences, cells): the same there, from a
+    # pile and from a cell, with six foundations and two copies of each card.
+    c = pos("chinese_freecell", {0: "AS", 1: "4H"}, cells={2: "AD"}, foundations={1: "3H", 4: "3H"})
+    legal = c.legal_moves()
+    empty = ["f0", "f2", "f3", "f5"]
+    assert [m for m in legal if m.startswith("t0-f")] == [f"t0-{f}" for f in empty]
+    assert [m for m in legal if m.startswith("c2-f")] == [f"c2-{f}" for f in empty]
+    assert [m for m in legal if m.startswith("t1-f")] == ["t1-f1", "t1-f4"]
+    c = pos("chinese_freecell", cells={0: "4H"}, foundations={1: "3H", 4: "3H"})
+    assert [m for m in c.legal_moves() if m.startswith("c0-f")] == ["c0-f1", "c0-f4"]
 
 
 def test_C4_build_down_regardless_of_suit_nothing_on_an_ace() -> None:
@@ -309,6 +319,9 @@ def test_K2_draw_one_card_no_redeal_stock_hidden() -> None:
 def test_K3_waste_top_to_tableau_or_foundation() -> None:
     s = pos("countess", {0: "8C", 1: "9D"}, waste="AH 8S")
     assert "waste-t1" in s.legal_moves()
+    # Only the top waste card: the Ace beneath it goes nowhere yet.
+    assert not any(m.startswith("waste-f") for m in s.legal_moves())
+    assert refused(s, "waste-f0").code == "illegal_move"
     s = s.apply("waste-t1")
     assert s.to_dict()["tableau"][1] == ["9D", "8S"]
     assert s.legal_moves() == ["waste-f0", "waste-f1", "waste-f2", "waste-f3"]
@@ -406,6 +419,12 @@ def test_F2_builds_down_in_a_different_suit() -> None:
     legal = s.legal_moves()
     assert "t1-t0" in legal and "t2-t0" not in legal and "t3-t1" in legal and "t3-t2" in legal
     e = refused(s, "t2-t0")
+    assert e.code == "illegal_move" and "F2" in e.message
+    # A card from a free cell builds the same way (F3 lets it go to the tableau; F2 says where).
+    c = pos("chinese_freecell", {0: "9H", 1: "9S"}, cells={0: "8H", 1: "8D"})
+    legal = c.legal_moves()
+    assert {"c0-t1", "c1-t0", "c1-t1"} <= set(legal) and "c0-t0" not in legal
+    e = refused(c, "c0-t0")
     assert e.code == "illegal_move" and "F2" in e.message
 
 
