@@ -1176,6 +1176,34 @@ def test_a_face_down_stocks_deal_shows_in_the_heading_once_its_game_is_over(
     expect(title).to_have_text(f"Countess · Deal {over['deal']}")
 
 
+def test_a_card_dragged_to_the_screens_edge_scrolls_to_a_pile_off_screen(
+    open_page, server: Server
+) -> None:
+    """On a phone Chinese FreeCell is taller than the screen (here a short one; on a tall one
+    once the piles grow), and a touch on a card drags it instead of scrolling: held at the top
+    edge, the card scrolls the page up to the foundations, and drops there."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 3}, token)
+    assert "t0-f0" in game["state"]["legal_moves"]
+    page = open_page({"width": 390, "height": 500})
+    log_in(page, name, f"/#/play/{game['id']}")
+    wait_live(page, game["id"])
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    target = pile(page, "f0")
+    assert target.bounding_box()["y"] + target.bounding_box()["height"] < 0  # off screen, above
+    card = top_card(page, "t0").bounding_box()
+    page.mouse.move(card["x"] + card["width"] / 2, card["y"] + 8)
+    page.mouse.down()
+    page.mouse.move(card["x"] + card["width"] / 2, card["y"] - 20, steps=4)
+    page.mouse.move(card["x"] + card["width"] / 2, 5, steps=6)  # at the top edge, held there
+    page.wait_for_function("window.scrollY === 0")
+    at = target.bounding_box()
+    page.mouse.move(at["x"] + at["width"] / 2, at["y"] + at["height"] / 2, steps=4)
+    page.mouse.up()
+    wait_version(page, 1)
+    assert piles(page)["f0"] == [game["state"]["tableau"][0][-1]]
+
+
 def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:
     """The lobby lists your games 12 at a time; *Older games* shows the next 12, down to the
     first game you played, and is gone when there are no more: with 24 games, once the second

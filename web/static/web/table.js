@@ -14,6 +14,9 @@ import {
 } from "./cards.js";
 
 const DRAG_THRESHOLD = 6;
+// A drag this close to the top or bottom of the window scrolls the page, this far a frame.
+const EDGE_PX = 48;
+const EDGE_STEP_PX = 12;
 const MAX_COLW = 120; // a card's widest (a large screen)
 const MIN_FIT_COLW = 48; // the narrowest a card gets to keep a long pile on screen
 const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep their size early on
@@ -545,10 +548,36 @@ export class Table {
 
   moveDrag(x, y) {
     const d = this.drag;
+    d.x = x;
+    d.y = y;
     d.layer.style.left = `${x - d.dx}px`;
     d.layer.style.top = `${y - d.dy}px`;
     const over = this.pileAt(x, y);
     for (const [id, pile] of this.piles) pile.classList.toggle("over", id === over);
+    this.edgeScroll();
+  }
+
+  // A card held near the window's top or bottom edge scrolls the page until it leaves the
+  // edge or the page ends, so a pile off screen can still be reached: on a phone Chinese
+  // FreeCell and Barricade A are taller than the screen, and a touch that starts on a card
+  // drags it rather than scrolling (touch-action: none).
+  edgeScroll() {
+    const d = this.drag;
+    if (!d || d.scrolling) return;
+    const step = () => {
+      if (this.drag !== d) return;
+      const speed = d.y < EDGE_PX ? -EDGE_STEP_PX : d.y > window.innerHeight - EDGE_PX ? EDGE_STEP_PX : 0;
+      const before = window.scrollY;
+      if (speed) window.scrollBy(0, speed);
+      if (!speed || window.scrollY === before) {
+        d.scrolling = false;
+        return;
+      }
+      this.moveDrag(d.x, d.y); // the piles moved under the held card
+      requestAnimationFrame(step);
+    };
+    d.scrolling = true;
+    requestAnimationFrame(step);
   }
 
   // The pile under the pointer; else the highlighted target the dragged card covers most.
