@@ -67,6 +67,12 @@ def open_game(page: Page, gid: int) -> None:
     wait_live(page, gid)
 
 
+def log_in_to_game(page: Page, username: str, gid: int) -> None:
+    """Sign in (log_in) on game `gid`'s page, and wait until it is live."""
+    log_in(page, username, f"/#/play/{gid}")
+    wait_live(page, gid)
+
+
 def game_id(page: Page) -> int:
     return int(page.locator(GAME).get_attribute("data-game-id"))
 

@@ -18,6 +18,7 @@ from tests.e2e.flows import (
     drag,
     game_id,
     log_in,
+    log_in_to_game,
     open_game,
     pile,
     piles,
@@ -370,8 +371,7 @@ def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) 
     gid = game["id"]
     page = open_page()
     socket = HeldMoves(page, lambda move: True)
-    log_in(page, name, f"/#/play/{gid}")
-    wait_live(page, gid)
+    log_in_to_game(page, name, gid)
     before = piles(page)
     src, dst = tableau_moves(game["state"]["legal_moves"])[0]
     card = before[src][-1]
@@ -447,8 +447,7 @@ def test_a_move_made_behind_a_draw_is_not_sent_for_the_card_the_draw_brings(
     play_rest(server, gid, token, ["draw"] * 18)
     page = open_page()
     socket = HeldMoves(page, lambda move: move["move"] == "draw")
-    log_in(page, name, f"/#/play/{gid}")
-    wait_live(page, gid)
+    log_in_to_game(page, name, gid)
     assert piles(page)["waste"][-1] == "AS"
     page.keyboard.press("d")
     page.wait_for_function(
@@ -648,8 +647,7 @@ def test_the_result_dialog_gives_the_focus_to_the_banner(open_page, server: Serv
     name, token = server.register()
     game = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)
     page = open_page()
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     page.get_by_test_id("resign").click()
     page.get_by_test_id("confirm-ok").click()
     expect(page.get_by_test_id("result")).to_have_attribute("data-status", "resigned")
@@ -715,8 +713,7 @@ def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server
     name, token = server.register()
     game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 2}, token)
     page = open_page()
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     other = page.context.new_page()
     other.goto("/")
     other.get_by_test_id("signout").click()
@@ -748,8 +745,7 @@ def test_signing_out_here_leaves_the_next_player_at_the_lobby(open_page, server:
     second, _ = server.register()
     game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 3}, token)
     page = open_page()
-    log_in(page, first, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, first, game["id"])
     page.get_by_test_id("signout").click()
     expect(page.get_by_test_id("auth-form")).to_be_visible()
     page.get_by_test_id("auth-username").fill(second)
@@ -775,8 +771,7 @@ def test_a_stack_that_cannot_move_as_one_is_not_picked(open_page, server: Server
 
     src = next(f"t{i}" for i, p in enumerate(tableau) if len(p) >= 2 and not run(p[-2:]))
     page = open_page()
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     size = len(tableau[int(src[1:])])
     # Its visible strip: the card above covers the rest of it.
     pile(page, src).locator(f".card[data-index='{size - 2}']").click(position={"x": 8, "y": 4})
@@ -818,8 +813,7 @@ def test_a_move_made_offline_shows_on_the_table_and_lands_once_back(
     game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
     gid = game["id"]
     page = open_page()
-    log_in(page, name, f"/#/play/{gid}")
-    wait_live(page, gid)
+    log_in_to_game(page, name, gid)
 
     page.evaluate(OFFLINE_JS, False)
     expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
@@ -855,8 +849,7 @@ def test_the_page_knows_at_once_when_the_browser_goes_offline(open_page, server:
     deal, first, _ = _two_tableau_moves("portuguese")
     game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
     page = open_page()
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     page.context.set_offline(True)
     expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting", timeout=2000)
     src, dst = first.split("-")
@@ -876,8 +869,7 @@ def test_a_resign_offline_says_it_was_not_made(open_page, server: Server) -> Non
     name, token = server.register()
     game = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)
     page = open_page()
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     page.evaluate(OFFLINE_JS, False)
     expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
     page.get_by_test_id("resign").click()
@@ -922,8 +914,7 @@ def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> 
     name, token = server.register()
     game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 3}, token)
     page = open_page()
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     expect(page).to_have_title(re.compile(r"^Spanish Patience · Deal 3 · Solitaire Arena$"))
     expect(page.locator("h2:focus")).to_have_count(1)
     source, target = pile(page, "t6"), pile(page, "t0")
@@ -1138,8 +1129,7 @@ def test_a_stuck_practice_game_is_taken_back_into_play_by_undo(open_page, server
     stuck_line = ["t0-t7", "t11-t6", "t2-t10", "t7-t3", "t1-t3"]  # tests/test_undo.py
     play_rest(server, gid, token, stuck_line[:-1])
     page = open_page()
-    log_in(page, name, f"/#/play/{gid}")
-    wait_live(page, gid)
+    log_in_to_game(page, name, gid)
     play_rest(server, gid, token, stuck_line[-1:], v=4)  # from another tab: the page hears it
     dialog = page.get_by_test_id("result")
     expect(dialog).to_have_attribute("data-status", "stuck")
@@ -1167,8 +1157,7 @@ def test_a_face_down_stocks_deal_shows_in_the_heading_once_its_game_is_over(
     game = server.request("POST", "/api/games", {"variant": "countess"}, token)
     assert game["deal"] is None
     page = open_page()
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     title = page.locator(".game-title h2")
     expect(title).to_have_text("Countess")
     over = server.request("POST", f"/api/games/{game['id']}/resign", token=token)
@@ -1186,8 +1175,7 @@ def test_a_card_dragged_to_the_screens_edge_scrolls_to_a_pile_off_screen(
     game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 3}, token)
     assert "t0-f0" in game["state"]["legal_moves"]
     page = open_page({"width": 390, "height": 500})
-    log_in(page, name, f"/#/play/{game['id']}")
-    wait_live(page, game["id"])
+    log_in_to_game(page, name, game["id"])
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
     target = pile(page, "f0")
     assert target.bounding_box()["y"] + target.bounding_box()["height"] < 0  # off screen, above
@@ -1295,8 +1283,7 @@ def test_a_long_replay_reads_only_the_pages_it_shows(open_page, server: Server) 
         play_rest(server, gid, token, [first_move], v=v)
         state = server.request("POST", f"/api/games/{gid}/undo", {"v": v + 1}, token)["state"]
     page = open_page()
-    log_in(page, name, f"/#/play/{gid}")
-    wait_live(page, gid)
+    log_in_to_game(page, name, gid)
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url) if "/positions" in r.url else None)
     page.goto(f"/#/replay/{gid}")
