@@ -35,7 +35,7 @@ def deal_visible(game: Game, viewer_id: int | None = None) -> bool:
     (RULES.md K2), except from an owner who named the deal: it is the number they sent."""
     if game.daily_id is not None:
         return clock.today() > game.daily.date
-    if game.deal_chosen and viewer_id is not None and viewer_id == game.owner_id:
+    if game.deal_chosen and viewer_id == game.owner_id:
         return True
     return game.finished or not engine.VARIANTS[game.deal.variant].stock
 

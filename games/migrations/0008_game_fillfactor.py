@@ -8,16 +8,20 @@ from django.db import migrations
 FILLFACTOR = 70
 
 
-def set_fillfactor(apps, schema_editor):  # noqa: ANN001, ANN201
-    if schema_editor.connection.vendor == "postgresql":
-        table = schema_editor.quote_name(apps.get_model("games", "Game")._meta.db_table)
-        schema_editor.execute(f"ALTER TABLE {table} SET (fillfactor = {FILLFACTOR})")
+def _alter_games_table(change: str):  # noqa: ANN202
+    """A migration step that alters the games table's storage on PostgreSQL (no other
+    database has the option)."""
+
+    def step(apps, schema_editor):  # noqa: ANN001, ANN202
+        if schema_editor.connection.vendor == "postgresql":
+            table = schema_editor.quote_name(apps.get_model("games", "Game")._meta.db_table)
+            schema_editor.execute(f"ALTER TABLE {table} {change}")
+
+    return step
 
 
-def reset_fillfactor(apps, schema_editor):  # noqa: ANN001, ANN201
-    if schema_editor.connection.vendor == "postgresql":
-        table = schema_editor.quote_name(apps.get_model("games", "Game")._meta.db_table)
-        schema_editor.execute(f"ALTER TABLE {table} RESET (fillfactor)")
+set_fillfactor = _alter_games_table(f"SET (fillfactor = {FILLFACTOR})")
+reset_fillfactor = _alter_games_table("RESET (fillfactor)")
 
 
 class Migration(migrations.Migration):

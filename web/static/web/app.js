@@ -172,22 +172,20 @@ async function signinView() {
     submit.textContent = m === "signin" ? "Sign in" : "Create account";
     toggle.textContent = m === "signin" ? "New here? Create an account" : "Have an account? Sign in";
     pass.autocomplete = m === "signin" ? "current-password" : "new-password";
-    // A new name is checked here as the server checks it; signing in takes any existing one.
-    // (The name is sent trimmed, so spaces around it are let through.)
+    // A new name, and a new password's length, are checked here as the server checks them;
+    // signing in takes any existing one. (The name is sent trimmed, so spaces around it are
+    // let through.)
     passHint.hidden = m !== "signup";
-    if (m === "signup") {
-      pass.minLength = 8;
-      pass.setAttribute("aria-describedby", "password-hint");
-    } else {
-      pass.removeAttribute("minlength");
-      pass.removeAttribute("aria-describedby");
-    }
     if (m === "signup") {
       user.pattern = "\\s*[A-Za-z0-9_.\\-]{3,30}\\s*";
       user.title = "3-30 characters: letters, digits, '_', '.' or '-'";
+      pass.minLength = 8;
+      pass.setAttribute("aria-describedby", "password-hint");
     } else {
       user.removeAttribute("pattern");
       user.removeAttribute("title");
+      pass.removeAttribute("minlength");
+      pass.removeAttribute("aria-describedby");
     }
     form.dataset.mode = m;
   };

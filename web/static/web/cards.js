@@ -44,7 +44,6 @@ export function isRed(code) {
   return code[1] === "D" || code[1] === "H";
 }
 
-// "t2-t7:3" -> {from:"t2", to:"t7", n:3}; "draw" -> {draw:true}
 const RANK_ORDER = "A23456789TJQK";
 
 // Whether `cards` (bottom to top) are a sequence Chinese FreeCell moves as a unit (RULES F4):
@@ -58,6 +57,7 @@ export function isSequence(cards) {
   return true;
 }
 
+// "t2-t7:3" -> {from:"t2", to:"t7", n:3}; "draw" -> {draw:true}
 export function parseMove(move) {
   if (move === "draw") return { draw: true, move };
   const m = /^([a-z]+\d*)-([a-z]+\d*)(?::(\d+))?$/.exec(move);

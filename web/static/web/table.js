@@ -347,11 +347,14 @@ export class Table {
   }
 
   canPick(id, n = 1) {
+    return this.pickable(id, n) && (n === 1 || this.stackRefusal(id, n) === null);
+  }
+
+  // Whether the player may take `n` cards of pile `id` at all, whatever they are.
+  pickable(id, n) {
     if (!this.state || this.readOnly || this.state.status !== "playing") return false;
     if (id[0] === "f") return false; // a card on a foundation never leaves it
-    const cards = pileCards(this.state, id);
-    if (!(cards.length >= n && n >= 1)) return false;
-    return n === 1 || this.stackRefusal(id, n) === null;
+    return pileCards(this.state, id).length >= n && n >= 1;
   }
 
   // Why `n` cards of tableau pile `id` cannot move as one (RULES F4), or null if they can.
@@ -372,10 +375,8 @@ export class Table {
   // A press on a buried card that takes more cards than can move together says why, rather
   // than picking a stack no move can take.
   refuseStack(id, n) {
-    if (n > 1 && this.state && this.state.status === "playing" && pileCards(this.state, id).length >= n) {
-      const why = this.stackRefusal(id, n);
-      if (why) this.onMessage(why);
-    }
+    const why = n > 1 && this.pickable(id, n) ? this.stackRefusal(id, n) : null;
+    if (why) this.onMessage(why);
   }
 
   // How many cards a press on card `index` of pile `id` takes.
