@@ -192,10 +192,23 @@ class SessionLogoutView(APIView):
 
     @extend_schema(
         request=None,
-        responses={204: None, **errors(*BAD_TOKEN)},
+        responses={204: None, **errors("invalid", *BAD_TOKEN)},
         summary="End the browser session",
+        description="Signs the session out and closes its WebSockets with 4401; with no session "
+        "signed in, nothing to end (204). A request signed in with a token alone is refused "
+        "(400 `invalid`): a token is not a session, and it is revoked with "
+        "`DELETE /api/auth/token`.",
     )
     def post(self, request: Request) -> Response:
+        if isinstance(request.successful_authenticator, TokenAuthentication) and (
+            SESSION_KEY not in request.session
+        ):
+            # A 204 here left the token working: an API client believed it had signed out.
+            raise AppError(
+                "invalid",
+                "This ends a browser session, and this request has none: a token is revoked "
+                "with DELETE /api/auth/token (every client using it is signed out).",
+            )
         ended = request.session.session_key
         logout(request._request)
         end_session_sockets(ended)

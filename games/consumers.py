@@ -210,6 +210,16 @@ def _too_large(text: str, limit: int) -> bool:
     return len(text) > limit >> 2 and len(text.encode("utf-8", "surrogatepass")) > limit
 
 
+def _version_refusal(action: str, data: dict) -> str:
+    """Why a move or undo frame's `v` is not one: missing, or not a version (a number too
+    large for 64 bits is read as a fraction, so it is said to be one, not missing)."""
+    needs = f'{_ARTICLE[action]} {action} frame needs "v": the version you saw'
+    if "v" not in data:
+        return f"{needs}."
+    sent = orjson.dumps(data["v"])[:32].decode(errors="replace")
+    return f"{needs}, a whole number from 0 that fits in 64 bits, not {sent}."
+
+
 def _order(event: dict) -> tuple[int, bool]:
     """Where a state fanned out to a game's group stands in the game's history (state_order)."""
     return state_order(event["v"], event.get("ended", False))
@@ -366,11 +376,7 @@ class GameConsumer(JsonFrameConsumer):
         if action != "resign":
             v = data.get("v")
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                return await self._refuse(
-                    data,
-                    "bad_message",
-                    f'{_ARTICLE[action]} {action} frame needs "v": the version you saw.',
-                )
+                return await self._refuse(data, "bad_message", _version_refusal(action, data))
         if not self.is_owner:
             return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")
         if action == "move":

@@ -167,6 +167,21 @@ def test_session_login_gives_a_session_for_the_browser(anon, user):  # noqa: ANN
     assert anon.get("/api/me").status_code == 401
 
 
+def test_a_logout_with_a_token_alone_says_how_to_revoke_it(anon, user):  # noqa: ANN001
+    """A token is not a session: a 204 that ended nothing left it working, and the client
+    that sent it believed it had signed out."""
+    token = anon.post(
+        "/api/auth/token", {"username": "alice", "password": "correct-horse-9"}, format="json"
+    ).json()["token"]
+    anon.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    res = anon.post("/api/auth/logout")
+    assert res.status_code == 400
+    assert res.json()["code"] == "invalid" and "DELETE /api/auth/token" in res.json()["detail"]
+    assert anon.get("/api/me").status_code == 200  # nothing changed
+    assert anon.delete("/api/auth/token").status_code == 204
+    assert anon.get("/api/me").status_code == 401
+
+
 @pytest.mark.parametrize(
     "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
 )

@@ -782,6 +782,69 @@ def test_a_stack_that_cannot_move_as_one_is_not_picked(open_page, server: Server
     expect(picked(page, src)).to_have_count(1)
 
 
+def test_a_pick_is_dropped_when_another_device_moves_its_card(open_page, server: Server) -> None:
+    """A card picked up here and then played from elsewhere (another tab, another device):
+    the pick ends, and says why, rather than passing to the card now on top of that pile,
+    which the next click on a target would send."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
+    gid = game["id"]
+    src, dst = tableau_moves(game["state"]["legal_moves"])[0]
+    page = open_page()
+    log_in_to_game(page, name, gid)
+    assert len(piles(page)[src]) > 1  # a card stays on it: still a pile one could pick from
+    top_card(page, src).click()
+    expect(picked(page, src)).to_have_count(1)
+
+    play_rest(server, gid, token, [f"{src}-{dst}"])  # the other device
+    wait_version(page, 1)
+    expect(page.locator("[data-testid=table] .card.picked")).to_have_count(0)
+    expect(page.get_by_test_id("message")).to_contain_text("moved in another tab")
+    page.wait_for_timeout(600)  # not a double click
+    pile(page, dst).click()  # no pick: this picks, it sends nothing
+    page.wait_for_timeout(300)
+    assert rest_game(server, gid, token)["v"] == 1
+
+
+CARD_UNDER_MESSAGE_JS = """() => {
+  const m = document.querySelector('[data-testid=message]').getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid=table] .card')].filter((c) => {
+    const r = c.getBoundingClientRect();
+    return r.left < m.right && r.right > m.left && r.top < m.bottom && r.bottom > m.top;
+  }).map((c) => c.dataset.card || c.className);
+}"""
+
+
+def test_a_refusal_leaves_the_cards_in_sight_and_goes_at_the_next_press(
+    open_page, server: Server
+) -> None:
+    """On a phone Chinese FreeCell's second row of piles ends at the bottom of the screen,
+    where the message used to lie for 8 s over the cards to play. It lies over no card, and
+    a press on the table puts it away."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 1}, token)
+    legal = set(game["state"]["legal_moves"])
+    src, dst = next(
+        (f"t{a}", f"t{b}")
+        for a, b in itertools.permutations(range(8), 2)
+        if f"t{a}-t{b}" not in legal
+    )
+    page = open_page(PHONE)
+    log_in_to_game(page, name, game["id"])
+    top_card(page, src).click()
+    page.wait_for_timeout(600)  # not a double tap
+    pile(page, dst).locator(".card").last.click()
+    message = page.get_by_test_id("message")
+    expect(message).to_have_class(re.compile(r"\bshow\b"))
+    expect(message).to_be_visible()
+    assert page.evaluate(CARD_UNDER_MESSAGE_JS) == []
+    shot(page, "refusal-on-a-phone", full_page=False)
+
+    page.wait_for_timeout(700)
+    top_card(page, dst).click()
+    expect(message).not_to_have_class(re.compile(r"\bshow\b"))
+
+
 def _two_tableau_moves(variant: str) -> tuple[int, str, str]:
     """A deal whose first position has a tableau move after which another one follows."""
     from games import engine

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import pytest
 from channels.db import database_sync_to_async
 
@@ -198,6 +199,26 @@ async def test_malformed_frames_are_bad_message_and_change_nothing(user, raw):  
     assert err["t"] == "error" and err["d"]["code"] == "bad_message", err
     await send(comm, "sync")
     assert (await recv(comm))["t"] == "state"
+    assert await version_and_moves(game.pk) == (0, 0)
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    "v, says",
+    [("3", '"3"'), (-1, "-1"), (2**64, "1.8446744073709552e+19"), (True, "true"), (1.5, "1.5")],
+)
+async def test_a_version_that_is_not_one_is_named_in_the_refusal(user, v, says):  # noqa: ANN001
+    """A `v` that is there but is no version: the refusal says what was read (a number past
+    64 bits arrives as a fraction), not that it is missing."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    raw = '{"t":"move","d":{"move":"draw","id":"x-1","v":%s}}' % (
+        str(v).lower() if isinstance(v, bool | int) else orjson.dumps(v).decode()
+    )
+    await comm.send_to(text_data=raw)
+    err = (await recv(comm))["d"]
+    assert err["code"] == "bad_message" and err["detail"].endswith(f"not {says}."), err
     assert await version_and_moves(game.pk) == (0, 0)
     await comm.disconnect()
 

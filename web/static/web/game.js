@@ -16,6 +16,7 @@ import { Table } from "./table.js";
 import { confirmDialog, gameTitle, h, formatSeconds, modalOpen, plural, statusText } from "./ui.js";
 
 const FLIGHT_TIMEOUT_MS = 10000;
+const MESSAGE_MIN_MS = 600; // a message stays at least this long, whatever the player presses
 
 export class GameView {
   constructor(root, { game, variant, me, readOnly = false, onFinished, onReopened, onMessage }) {
@@ -107,6 +108,7 @@ export class GameView {
       this.readOnly ? h("div", { class: "actions" }) : h("div", { class: "actions" }, this.undoBtn, this.hintBtn, this.resignBtn),
     );
     this.tableEl = h("section", { class: "table", "aria-label": `${this.variant.name} table` });
+    this.tableEl.addEventListener("pointerdown", () => this.messageRead());
     const help = this.readOnly ? null : h("p", { class: "help" },
       "Drag a card, or click (tap) it and then its target; a double click (double tap) sends a card to a foundation.",
       h("span", { class: "keys" }, " Keyboard: Tab or arrows to a pile, Enter to pick and drop, Esc to cancel, f = to foundation, u = undo",
@@ -138,9 +140,10 @@ export class GameView {
     return shown;
   }
 
+  // True if the cards the player had picked up are gone from where they were (Table.render).
   render(opts = {}) {
     const shown = this.display();
-    this.table.render(shown, opts);
+    const pickLost = this.table.render(shown, opts);
     this.movesEl.textContent = String(shown.moves ?? this.server.v);
     // A ranked attempt whose day ended counts as it stands: still "playing", but closed.
     this.statusEl.textContent = shown.day_over ? "Day over" : statusText(shown.status);
@@ -154,6 +157,7 @@ export class GameView {
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
+    return pickLost;
   }
 
   // Whether an undo takes this ended game back into play: a practice game that is stuck (the
@@ -251,8 +255,18 @@ export class GameView {
     this.msgEl.textContent = text;
     this.msgEl.dataset.kind = kind;
     this.msgEl.classList.add("show");
+    this.msgShownAt = performance.now();
     clearTimeout(this.msgTimer);
     this.msgTimer = setTimeout(() => this.msgEl.classList.remove("show"), kind === "error" ? 8000 : 4000);
+  }
+
+  // A press on the table puts the message away: the player has moved on, and on a page
+  // scrolled down it lies over cards. Not one that came this instant (the two taps of a
+  // double tap, a refusal said while the press that caused it is still held).
+  messageRead() {
+    if (!this.msgEl.classList.contains("show") || performance.now() - this.msgShownAt < MESSAGE_MIN_MS) return;
+    clearTimeout(this.msgTimer);
+    this.msgEl.classList.remove("show");
   }
 
   // ---- actions ---------------------------------------------------------------------------
@@ -439,7 +453,9 @@ export class GameView {
     const wasPlaying = this.status === "playing";
     this.status = d.status;
     if (!wasPlaying && d.status === "playing") this.reopened();
-    this.render();
+    if (this.render() && !this.readOnly) {
+      this.message("The cards you picked up were moved in another tab or on another device.", "info");
+    }
     if (wasPlaying && d.status !== "playing" && !this.result) {
       // Finished, but no result frame yet (it follows, or we reconnected after it): fetch.
       this.refreshFinished();

@@ -211,7 +211,7 @@ export class Table {
   render(state, { flash = null } = {}) {
     if (this.hinted && state.moves !== this.hintAt) this.clearHint(); // it pointed at another table
     this.state = state;
-    if (this.picked && !this.canPick(this.picked.pile, this.picked.n)) this.picked = null;
+    const lost = this.dropStalePick();
     const last = state.last_move ? parseMove(state.last_move) : null;
     for (const [id, pile] of this.piles) {
       this.drawPile(id, pile, state, last);
@@ -221,6 +221,30 @@ export class Table {
     this.layout(); // a longer pile may need smaller cards
     this.highlight();
     if (flash) this.flash(flash);
+    return lost;
+  }
+
+  // A pick holds on to the cards it took. A table redrawn from elsewhere (another tab or
+  // device played, a refused move rolled back) may have taken them away: the pick is dropped
+  // then, with a drag that carries them, rather than passed on to whatever card now lies
+  // there (a click on a foundation would send a card the player never picked). True if the
+  // cards went; false if the pick stands or only ended with the game.
+  dropStalePick() {
+    const p = this.picked;
+    if (!p) return false;
+    const lost = this.cardsAt(p.pile, p.n) !== p.cards;
+    if (!lost && this.canPick(p.pile, p.n)) return false;
+    this.picked = null;
+    if (this.drag) {
+      this.cancelDrag();
+      this.press = null; // its release is not a click on the pile it started on
+    }
+    return lost;
+  }
+
+  // The top `n` cards of pile `id` on the table shown, as one string.
+  cardsAt(id, n) {
+    return pileCards(this.state, id).slice(-n).join(" ");
   }
 
   drawPile(id, pile, state, last) {
@@ -389,7 +413,7 @@ export class Table {
   // ---- actions ---------------------------------------------------------------------------
 
   pick(id, n = 1) {
-    this.picked = { pile: id, n };
+    this.picked = { pile: id, n, cards: this.cardsAt(id, n) };
     this.highlight();
   }
 
