@@ -1193,13 +1193,29 @@ def test_a_stuck_practice_game_is_taken_back_into_play_by_undo(open_page, server
     play_rest(server, gid, token, stuck_line[:-1])
     page = open_page()
     log_in_to_game(page, name, gid)
+    # The page reads the finished game over REST; held here until the undo has landed, as a
+    # slow answer would be (on PostgreSQL it once came after, and put the banner back).
+    held: list = []
+    game_url = re.compile(rf"/api/games/{gid}$")
+    page.route(game_url, lambda route: held.append(route))
     play_rest(server, gid, token, stuck_line[-1:], v=4)  # from another tab: the page hears it
     dialog = page.get_by_test_id("result")
     expect(dialog).to_have_attribute("data-status", "stuck")
     page.get_by_test_id("result-undo").click()
     wait_version(page, 6)
     expect(page.get_by_test_id("status")).to_have_text("Playing")
+    for _ in range(100):  # the fetch the stuck state started reaches the route
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    with page.expect_response(game_url):
+        held.pop().continue_()
+    page.unroute(game_url)
+    page.wait_for_timeout(100)  # the answer handled
     expect(page.get_by_test_id("game-over")).to_be_hidden()
+    expect(page.get_by_test_id("status")).to_have_text("Playing")
+    expect(page.get_by_test_id("undo")).to_be_enabled()
     assert rest_game(server, gid, token)["status"] == "playing"
 
     play_rest(server, gid, token, stuck_line[-1:], v=6)  # stuck again: a new dialog

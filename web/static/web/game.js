@@ -498,8 +498,13 @@ export class GameView {
   }
 
   async refreshFinished() {
+    const asked = this.server.v;
     try {
       const g = await get(`/api/games/${this.game.id}`);
+      // An undo took the game back into play while the request was out (a stuck practice
+      // game): the answer describes an ending that is gone, and would have put its banner
+      // back, and its status, on a game being played.
+      if (this.server.v !== asked || g.v !== asked) return;
       this.game = g;
       this.seconds = g.seconds;
       this.status = g.status;
