@@ -32,12 +32,18 @@ def deal_visible(game: Game, viewer_id: int | None = None) -> bool:
     deal the game again, face-down cards and all. A daily's is secret until its day is over
     (PROTOCOL.md); a practice game's, where the variant deals a face-down stock (Countess,
     Barricade A), until the game is over, since the stock's order is hidden from every API
-    (RULES.md K2), except from an owner who named the deal: it is the number they sent."""
+    (RULES.md K2), except from an owner who named the deal: it is the number they sent.
+
+    Over means won or resigned. A stuck practice game is not over for good: an undo takes it
+    back into play (services.undo), and a Barricade A game can be stuck with most of its stock
+    face down; its number shown while it was stuck told that stock to the game played on."""
     if game.daily_id is not None:
         return clock.today() > game.daily.date
     if game.deal_chosen and viewer_id == game.owner_id:
         return True
-    return game.finished or not engine.VARIANTS[game.deal.variant].stock
+    if not engine.VARIANTS[game.deal.variant].stock:
+        return True
+    return game.status in (Game.Status.WON, Game.Status.RESIGNED)
 
 
 def state_view(game: Game, state: engine.State | None = None, last_move: str | None = None) -> dict:

@@ -149,6 +149,38 @@ def test_K2_a_face_down_stocks_deal_number_is_shown_once_its_game_is_over(
     assert watcher.get(f"/api/games/{gid}").json()["deal"] == 7
 
 
+# Barricade A deal 3 is stuck after these moves, with 68 cards face down in its stock (found
+# by random play).
+BARRICADE_3_STUCK = (
+    "t5-f1 t3-t8 t11-f3 t9-t8 t9-t5 t8-t9 t7-t10 t0-t3 t0-f0 t4-t8 t3-t8 t8-t11 t7-t11 t2-t11 "
+    "t7-t11 t0-t10"
+)
+
+
+@pytest.mark.django_db
+def test_K2_a_stuck_practice_game_keeps_its_face_down_stocks_deal_hidden(user, monkeypatch):  # noqa: ANN001
+    """Stuck is not over for good: one undo takes a practice game back into play. Its number
+    shown while stuck told the 68 cards still face down in its stock to the game played on."""
+    from games import services
+
+    class Deal3:
+        def randint(self, low: int, high: int) -> int:
+            return 3
+
+    monkeypatch.setattr(services.random, "SystemRandom", Deal3)
+    api = client_for(user)
+    gid = api.post("/api/games", {"variant": "barricade"}, format="json").json()["id"]
+    game = None
+    for v, move in enumerate(BARRICADE_3_STUCK.split()):
+        game = api.post(f"/api/games/{gid}/moves", {"move": move, "v": v}, format="json").json()
+    assert game["status"] == "stuck" and game["state"]["stock"]["count"] == 68
+    assert game["deal"] is None and api.get(f"/api/games/{gid}").json()["deal"] is None
+    assert [g["deal"] for g in api.get("/api/games").json() if g["id"] == gid] == [None]
+    reopened = api.post(f"/api/games/{gid}/undo", {"v": game["v"]}, format="json").json()
+    assert reopened["status"] == "playing" and reopened["deal"] is None
+    assert api.post(f"/api/games/{gid}/resign").json()["deal"] == 3
+
+
 @pytest.mark.django_db
 def test_a_game_with_every_card_face_up_shows_its_deal(api):  # noqa: ANN001
     for variant in ("portuguese", "spanish", "chinese_freecell"):
