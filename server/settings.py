@@ -8,6 +8,8 @@ project and the in-memory channel layer, so a fresh machine needs no services.
 from __future__ import annotations
 
 import os
+import secrets
+from contextlib import suppress
 from pathlib import Path
 
 import dj_database_url
@@ -53,12 +55,37 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 DEBUG = env_bool("DEBUG", True)
 
-_DEV_SECRET = "insecure-dev-key-only-for-local-runs-never-in-production-0123456789"
+
+def local_secret(path: Path) -> str:
+    """The development key of this checkout: made at random the first time, kept in `path`
+    (git ignores it) so sessions and daily deals stay the same from one run to the next.
+
+    A key written in the repository is public, and the daily deals derive from it: anyone could
+    compute a `make run` server's deal numbers, tomorrow's too, and with them every face-down
+    card of a ranked Countess or Barricade A attempt. Processes starting together (daphne's
+    workers) all read the one key the first of them links into place."""
+    try:
+        key = path.read_text().strip()
+    except FileNotFoundError:
+        key = ""
+    if key:
+        return key
+    draft = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        draft.write_text(secrets.token_urlsafe(50))
+        draft.chmod(0o600)
+        with suppress(FileExistsError):  # another process got there first: its key stands
+            os.link(draft, path)
+    finally:
+        draft.unlink(missing_ok=True)
+    return path.read_text().strip()
+
+
 SECRET_KEY = os.environ.get("SECRET_KEY") or ""
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0")
-    SECRET_KEY = _DEV_SECRET
+    SECRET_KEY = local_secret(Path(os.environ.get("LOCAL_SECRET_PATH") or BASE_DIR / ".secret-key"))
 
 # The daily deal number is derived from this secret so nobody can compute tomorrow's deal.
 DAILY_SECRET = os.environ.get("DAILY_SECRET") or SECRET_KEY

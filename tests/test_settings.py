@@ -4,11 +4,14 @@ under load."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from server.settings import env_count
-from tests.live_server import run_python
+from server.settings import env_count, local_secret
+from tests.live_server import ROOT, run_python
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "two"])
@@ -57,3 +60,46 @@ def test_a_django_warning_is_logged_once(debug: str):
     )
     assert run.returncode == 0, run.stderr
     assert run.stderr.count("Not Found: /nowhere") == 1, run.stderr
+
+
+def test_a_development_key_is_made_once_per_checkout_and_kept(tmp_path):  # noqa: ANN001
+    """No key written in the repository: the daily deals derive from it, and anyone could
+    compute a development server's deals (tomorrow's too) and their face-down cards."""
+    path = tmp_path / ".secret-key"
+    key = local_secret(path)
+    assert len(key) >= 50 and path.read_text() == key
+    assert path.stat().st_mode & 0o077 == 0  # the owner's alone
+    assert local_secret(path) == key  # the next run keeps it: sessions and deals stay
+    assert local_secret(tmp_path / "another") != key
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_processes_starting_together_share_one_development_key(tmp_path):  # noqa: ANN001
+    """daphne's workers start at once; each must sign and deal with the same key."""
+    path = tmp_path / ".secret-key"
+    code = "from pathlib import Path; from server.settings import local_secret; "
+    code += f"print(local_secret(Path({str(path)!r})))"
+    env = {"PATH": "/usr/bin:/bin", "SECRET_KEY": "x" * 50}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(6)
+    ]
+    keys = {run.communicate(timeout=60)[0].strip() for run in runs}
+    assert keys == {path.read_text()} and len(path.read_text()) >= 50
+
+
+def test_a_server_in_development_takes_no_key_from_the_repository(tmp_path):  # noqa: ANN001
+    path = tmp_path / "key"
+    code = "from django.conf import settings; print(settings.SECRET_KEY, settings.DAILY_SECRET)"
+    run = run_python(
+        code,
+        DJANGO_SETTINGS_MODULE="server.settings",
+        DEBUG="1",
+        SECRET_KEY="",
+        DAILY_SECRET="",
+        LOCAL_SECRET_PATH=str(path),
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [path.read_text()] * 2
