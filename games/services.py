@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import orjson
 import psycopg
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
@@ -289,6 +290,18 @@ def _check_day_and_version(game: Game, v: int | None) -> None:
         )
 
 
+def _check_room(game: Game) -> None:
+    """A move or an undo needs room in the game's history: no deal needs more than a few
+    hundred moves, and one user's 100,000 made a history of 1.2 s for anyone to read. A game
+    at the limit can still be resigned."""
+    if game.version >= settings.GAME_MAX_MOVES:
+        raise AppError(
+            "illegal_move",
+            f"This game has reached {settings.GAME_MAX_MOVES} moves, the most a game may have: "
+            "resign it, or start another.",
+        )
+
+
 _INSERT_MOVE = f"INSERT INTO {Move._meta.db_table} (game_id, n, move, at) VALUES (%s, %s, %s, %s)"
 _UPDATE_GAME = (
     f"UPDATE {Game._meta.db_table} SET version = %s, state = %s, foundation_cards = %s, "
@@ -481,6 +494,7 @@ def _check_move_text(move: Any) -> None:
 def _apply(game: Game, move: str, v: int | None, now: dt.datetime) -> Outcome:
     """Check the move against the locked game and advance it in memory (no write yet)."""
     _check_playable(game, v)
+    _check_room(game)
     state = game.engine_state or _engine_call(engine.State.from_dict, game.state)
     new_state = _engine_call(state.apply, move)
     return _advance(game, new_state, new_state.last_move or move, now)
@@ -754,6 +768,7 @@ def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
             _check_day_and_version(game, v)
         else:
             _check_playable(game, v)
+        _check_room(game)
         last = _last_standing_move(game)
         if last is None:
             raise AppError("illegal_move", "There is no move to undo.")

@@ -87,6 +87,12 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0")
     SECRET_KEY = local_secret(Path(os.environ.get("LOCAL_SECRET_PATH") or BASE_DIR / ".secret-key"))
 
+# Hints (a solver run of up to a second) this process works on at once, for all its users.
+HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 1)
+# The most actions (moves and undos) a game may have: no solitaire deal needs more than a few
+# hundred, and one user's 100,000 made a move history of 1.2 s to read.
+GAME_MAX_MOVES = env_count("GAME_MAX_MOVES", 5000)
+
 # The daily deal number is derived from this secret so nobody can compute tomorrow's deal.
 DAILY_SECRET = os.environ.get("DAILY_SECRET") or SECRET_KEY
 # Certify daily deals in a worker process, off the request threads (see games.daily).
@@ -309,6 +315,8 @@ REST_FRAMEWORK = {
         "auth": os.environ.get("AUTH_THROTTLE_RATE", "30/min"),
         "hint": os.environ.get("HINT_THROTTLE_RATE", "20/min"),
         "positions": os.environ.get("POSITIONS_THROTTLE_RATE", "120/min"),
+        "new_game": os.environ.get("NEW_GAME_THROTTLE_RATE", "60/min"),
+        "live": os.environ.get("LIVE_THROTTLE_RATE", "60/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # How many proxies in front append to X-Forwarded-For: a throttle keys on the address the

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from games import clock, daily, engine, leaderboards, selectors
 from games.api import serializers as s
+from games.api.throttles import NewGameThrottle
 from games.models import VARIANT_IDS
 from games.services import check_variant
 from server.openapi import BAD_TOKEN, CHALLENGE, PAGING, SIGNED_IN, errors, whole_number_param
@@ -121,10 +122,15 @@ class DailyPlayView(APIView):
 
 
 class DailyPracticeView(APIView):
+    throttle_classes = [NewGameThrottle]
+
     @extend_schema(
         request=None,
         parameters=CHALLENGE_PARAMS,
-        responses={201: s.GameSerializer, **errors(*SIGNED_IN, *CHALLENGE, "forbidden")},
+        responses={
+            201: s.GameSerializer,
+            **errors(*SIGNED_IN, *CHALLENGE, "forbidden", "rate_limited"),
+        },
         summary="Practise a daily deal (after your ranked attempt, or a past day)",
     )
     def post(self, request: Request, date: str, variant: str) -> Response:

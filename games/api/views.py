@@ -7,11 +7,11 @@ from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from games import engine, events, replay, selectors, services
 from games.api import serializers as s
+from games.api.throttles import HintThrottle, LiveThrottle, NewGameThrottle, PositionThrottle
 from games.broadcast import fan_out_sync
 from games.services import Outcome
 from server.json_input import validated
@@ -102,6 +102,9 @@ class VariantListView(APIView):
 
 
 class GameListView(APIView):
+    def get_throttles(self) -> list:
+        return [NewGameThrottle()] if self.request.method == "POST" else []
+
     @extend_schema(
         parameters=[
             whole_number_param(
@@ -127,7 +130,10 @@ class GameListView(APIView):
 
     @extend_schema(
         request=s.NewGameSerializer,
-        responses={201: s.GameSerializer, **errors(*SIGNED_IN, "invalid", *BODY)},
+        responses={
+            201: s.GameSerializer,
+            **errors(*SIGNED_IN, "invalid", "rate_limited", *BODY),
+        },
         examples=[
             OpenApiExample(
                 "Practice deal 1", value={"variant": "portuguese", "deal": 1}, request_only=True
@@ -187,13 +193,6 @@ class MoveListView(APIView):
     def post(self, request: Request, game_id: int) -> Response:
         data = validated(s.MoveRequestSerializer, request)
         return publish(services.play_move(game_id, request.user, data["move"], data["v"]))
-
-
-class PositionThrottle(UserRateThrottle):
-    """A page of positions replays the game from its deal: the work grows with how far into
-    the game the page is, so a client may not ask for pages without end."""
-
-    scope = "positions"
 
 
 MAX_POSITIONS_PAGE = 200
@@ -256,8 +255,10 @@ class ResignView(APIView):
 
 
 class LiveGamesView(APIView):
+    throttle_classes = [LiveThrottle]
+
     @extend_schema(
-        responses={200: s.LiveGameSerializer(many=True), **errors(*SIGNED_IN)},
+        responses={200: s.LiveGameSerializer(many=True), **errors(*SIGNED_IN, "rate_limited")},
         summary="Games in progress that you may watch",
         description="Other players' games that are still playing and were played in the last "
         "30 minutes, or started in the last 5 and not played yet; most recently played first, "
@@ -267,19 +268,14 @@ class LiveGamesView(APIView):
         return Response(selectors.live_games(request.user))
 
 
-class HintThrottle(UserRateThrottle):
-    """A hint is a solver run of up to a second of CPU on the event loop's process: without a
-    limit a few clients asking in a loop slowed every socket of that worker (ping p95 166 ms)."""
-
-    scope = "hint"
-
-
 class HintView(APIView):
     throttle_classes = [HintThrottle]
 
     @extend_schema(
         responses={200: s.HintSerializer, **errors(*GAME_READ, "game_over", "rate_limited")},
         summary="A suggested next move (practice games only)",
+        description="20 a minute per user; and the server solves a few at once, whoever asks "
+        "(HINT_CONCURRENCY): past that, 429 `rate_limited` with a Retry-After.",
     )
     def get(self, request: Request, game_id: int) -> Response:
         return Response({"move": selectors.hint(game_id, request.user)})

@@ -119,6 +119,85 @@ def test_solver_and_replay_reads_are_rate_limited_per_player(
     assert other_api.get(f"/api/games/{mine['id']}/{path}").status_code == 200
 
 
+def test_starting_games_is_rate_limited_per_player_and_listing_them_is_not(
+    api, other_api, monkeypatch
+):  # noqa: ANN001
+    """Each game is a row kept for good: one user started 1,000 in 8 s, and took every place
+    in the live list."""
+    from games.api import throttles
+
+    monkeypatch.setattr(throttles.NewGameThrottle, "rate", "2/min", raising=False)
+    body = {"variant": "portuguese", "deal": 1}
+    codes = [api.post("/api/games", body, format="json").status_code for _ in range(2)]
+    assert codes == [201, 201]
+    res = api.post("/api/games", body, format="json")
+    assert_json_error(res, 429, "rate_limited")
+    assert int(res.headers["Retry-After"]) > 0
+    assert api.get("/api/games").status_code == 200  # reading your games is not starting one
+    assert len(api.get("/api/games").json()) == 2
+    assert other_api.post("/api/games", body, format="json").status_code == 201
+
+
+def test_the_live_list_is_rate_limited_per_player(api, other_api, monkeypatch):  # noqa: ANN001
+    from games.api import throttles
+
+    monkeypatch.setattr(throttles.LiveThrottle, "rate", "2/min", raising=False)
+    assert [api.get("/api/games/live").status_code for _ in range(2)] == [200, 200]
+    assert_json_error(api.get("/api/games/live"), 429, "rate_limited")
+    assert other_api.get("/api/games/live").status_code == 200
+
+
+def test_hints_wait_for_a_free_solver_and_are_refused_past_the_wait(api, monkeypatch):  # noqa: ANN001
+    """Hints share this process's solver slots whoever asks: the per-user limit alone let
+    twelve accounts run 48 solver runs at once beside every socket."""
+    import threading
+
+    from games import selectors
+
+    slots = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(selectors, "_hint_slots", slots)
+    monkeypatch.setattr(selectors, "HINT_WAIT_SECONDS", 0.05)
+    game = new_game(api, "spanish", 3)
+    url = f"/api/games/{game['id']}/hint"
+    slots.acquire()  # another player's hint is being solved
+    res = api.get(url)
+    assert_json_error(res, 429, "rate_limited")
+    assert res.headers["Retry-After"] == str(selectors.HINT_RETRY_SECONDS)
+    assert "busy" in res.json()["detail"]
+    slots.release()
+    assert api.get(url).status_code == 200
+    assert slots.acquire(blocking=False)  # the hint gave its slot back
+
+
+def test_a_game_takes_no_action_past_its_most_moves(api, settings):  # noqa: ANN001
+    """No deal needs more than a few hundred moves; one user's 100,000 made a history of
+    1.2 s to read, for anyone who asked."""
+    settings.GAME_MAX_MOVES = 3
+    game = new_game(api)
+    gid, legal = game["id"], game["state"]["legal_moves"]
+    api.post(f"/api/games/{gid}/moves", {"move": legal[0], "v": 0}, format="json")
+    assert api.post(f"/api/games/{gid}/undo", {"v": 1}, format="json").status_code == 200
+    api.post(f"/api/games/{gid}/moves", {"move": legal[0], "v": 2}, format="json")
+    now = api.get(f"/api/games/{gid}").json()
+    assert now["v"] == 3
+    for res in (
+        api.post(
+            f"/api/games/{gid}/moves",
+            {"move": now["state"]["legal_moves"][0], "v": 3},
+            format="json",
+        ),
+        api.post(f"/api/games/{gid}/undo", {"v": 3}, format="json"),
+    ):
+        assert_json_error(res, 400, "illegal_move")
+        assert "reached 3 moves" in res.json()["detail"] and res.json()["v"] == 3
+    assert_json_error(
+        api.post(f"/api/games/{gid}/moves", {"move": legal[0], "v": 2}, format="json"),
+        409,
+        "stale_version",
+    )
+    assert api.post(f"/api/games/{gid}/resign").json()["status"] == "resigned"
+
+
 def test_an_empty_move_is_illegal_over_rest_as_over_the_socket(api):  # noqa: ANN001
     game = new_game(api)
     for move in ("", " "):
