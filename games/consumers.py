@@ -21,9 +21,9 @@ from games import services, socket_calls
 from games.broadcast import encode, ended, fan_out, game_group, state_order
 from games.move_batcher import MoveBatcher
 from server.errors import AppError
-from server.lean_consumer import LeanWebsocketConsumer
+from server.lean_consumer import CLOSE_ABUSE, LeanWebsocketConsumer, TokenBucket
 
-CLOSE_RATE_LIMITED = 4429
+CLOSE_RATE_LIMITED = CLOSE_ABUSE
 CLOSE_NO_SUCH_PATH = 4404
 
 # The error codes PROTOCOL.md promises on the socket; anything else is mapped onto them.
@@ -51,21 +51,15 @@ class RateLimiter:
     """
 
     def __init__(self) -> None:
-        self.rate = float(settings.WS_RATE_PER_SECOND)
-        self.burst = float(settings.WS_RATE_BURST)
-        self.tokens = self.burst
-        self.stamp = time.monotonic()
+        self.bucket = TokenBucket(float(settings.WS_RATE_PER_SECOND), float(settings.WS_RATE_BURST))
         self.refusals: deque[float] = deque()
         self.abuse_limit = int(settings.WS_ABUSE_REFUSALS)
         self.abuse_window = 10.0
 
     def allow(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
+        if self.bucket.take():
             return True
+        now = time.monotonic()
         self.refusals.append(now)
         while self.refusals and now - self.refusals[0] > self.abuse_window:
             self.refusals.popleft()
@@ -171,6 +165,19 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         await handler(data)
 
     frame_types: tuple[str, ...] = ("ping",)
+
+    async def sync_may_run(self, data: dict) -> bool:
+        """A `sync` is a database read, and a client that waits for each answer is never held
+        by the socket's own rate: a user's syncs share one budget (WS_SYNC_RATE), else
+        `rate_limited`."""
+        if self.sync_allowed():
+            return True
+        await self.send_error(
+            "rate_limited",
+            f"Too many syncs: at most {settings.WS_SYNC_RATE:g} a second for all your sockets.",
+            _msg_id(data),
+        )
+        return False
 
     async def on_ping(self, data: dict) -> None:
         await self.send_frame({"t": "pong"})
@@ -333,6 +340,8 @@ class GameConsumer(JsonFrameConsumer):
         await super().disconnect(code)
 
     async def on_sync(self, data: dict) -> None:
+        if not await self.sync_may_run(data):
+            return
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
         loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
@@ -456,6 +465,8 @@ class LeaderboardConsumer(JsonFrameConsumer):
             await self.show(event["frame"])
 
     async def on_sync(self, data: dict) -> None:
+        if not await self.sync_may_run(data):
+            return
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
         frame = await socket_calls.board_call(socket_calls.load_board)(self.date, self.variant)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 
 from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
@@ -10,13 +12,54 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
+from django.conf import settings
 
 from server.channel_layer import put_dropping_oldest
 
+log = logging.getLogger(__name__)
+
 SEND_MANY = "websocket.send_many"  # the ASGI extension server.daphne_server offers
+# The close code for abuse (PROTOCOL.md): a flood, or one socket more than a user may open.
+CLOSE_ABUSE = 4429
 # The close code every socket uses when its handshake carried no valid sign-in, or that sign-in
 # has ended (PROTOCOL.md).
 CLOSE_UNAUTHENTICATED = 4401
+
+
+class TokenBucket:
+    """`rate` takes a second, up to `burst` saved up."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class UserSockets:
+    """What one user's sockets in this process share. Every limit of a socket is its own, so
+    one account with many sockets was many clients: 2,000 that watched its game made each move
+    of it 2,000 sends (6 moves/s), and 50 that each sent `sync` after `sync`, waiting for every
+    answer as a client may, held 417 database reads a second (another player's move took
+    118 ms). So a user may have WS_MAX_SOCKETS_PER_USER open, and their syncs share one
+    bucket. Kept while any of the user's sockets is open."""
+
+    __slots__ = ("open", "syncs")
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.syncs = TokenBucket(settings.WS_SYNC_RATE, settings.WS_SYNC_BURST)
+
+
+_users: dict[int, UserSockets] = {}
 
 
 class LeanWebsocketConsumer(AsyncWebsocketConsumer):
@@ -146,6 +189,10 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
                 return True
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return False
+        if not self.count_socket(user.pk):
+            log.warning("closed a socket of user %s with 4429: too many open", user.pk)
+            await self.close(code=CLOSE_ABUSE, reason="Too many sockets open: close some first.")
+            return False
         group = sign_in_group(self.scope)
         if group is not None:
             self.sign_in_group = group
@@ -158,6 +205,33 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
                 await self.close(code=CLOSE_UNAUTHENTICATED)
                 return False
         return True
+
+    counted: int | None = None  # the user whose sockets this one counts among
+
+    def count_socket(self, user_id: int) -> bool:
+        """Count this socket among its user's, if there is room (WS_MAX_SOCKETS_PER_USER)."""
+        shared = _users.get(user_id)
+        limit = settings.WS_MAX_SOCKETS_PER_USER
+        if shared is not None and limit and shared.open >= limit:
+            return False
+        if shared is None:
+            shared = _users[user_id] = UserSockets()
+        shared.open += 1
+        self.counted = user_id
+        return True
+
+    def sync_allowed(self) -> bool:
+        """Whether this user's sockets may have one more `sync` now (UserSockets)."""
+        shared = _users.get(self.counted) if self.counted is not None else None
+        return shared is None or shared.syncs.take()
+
+    def uncount_socket(self) -> None:
+        user_id, self.counted = self.counted, None
+        shared = _users.get(user_id) if user_id is not None else None
+        if shared is not None:
+            shared.open -= 1
+            if shared.open <= 0:
+                del _users[user_id]
 
     async def sign_in_ended(self, event: dict) -> None:
         """The session this socket signed in with has signed out, its token was revoked, or its
@@ -181,4 +255,5 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
 
     async def websocket_disconnect(self, message: dict) -> None:
         self.closing = True
+        self.uncount_socket()
         await super().websocket_disconnect(message)

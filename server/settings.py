@@ -278,6 +278,12 @@ MAX_WS_FRAME_BYTES = 64 * 1024
 WS_RATE_PER_SECOND = float(os.environ.get("WS_RATE_PER_SECOND", "30"))
 WS_RATE_BURST = float(os.environ.get("WS_RATE_BURST", "60"))
 WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
+# What one user's sockets share in a process: at most this many open at once (one more is
+# closed with 4429), and this many `sync`s a second (burst: WS_SYNC_BURST), each a database
+# read; past it a sync gets `rate_limited`. 0: no limit.
+WS_MAX_SOCKETS_PER_USER = env_whole("WS_MAX_SOCKETS_PER_USER", 64)
+WS_SYNC_RATE = float(os.environ.get("WS_SYNC_RATE", "10"))
+WS_SYNC_BURST = float(os.environ.get("WS_SYNC_BURST", "20"))
 # A socket whose client has stopped reading is dropped once this many bytes of frames wait in
 # the server for it (server.daphne_server); a reading client has a few kilobytes at most.
 WS_SEND_BUFFER_BYTES = int(os.environ.get("WS_SEND_BUFFER_BYTES", str(1024 * 1024)))
