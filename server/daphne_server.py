@@ -32,6 +32,7 @@ from autobahn.exception import Disconnected
 from daphne.cli import CommandLineInterface
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
+from twisted.protocols.policies import WrappingFactory
 from twisted.web import http
 
 from server.body_rules import body_refusal
@@ -377,6 +378,12 @@ class ProjectHTTPChannel(http.HTTPChannel):
     refused_head = False
     _linger: Any = None
     _discarded = 0
+    # Seconds a request's head may take to arrive in full (HTTP_HEAD_SECONDS; 0: no limit).
+    # Twisted's idle timeout starts again with every byte: a client that sent one header line
+    # every few seconds held its connection for over an hour, and 20,000 such took every file
+    # the process could open.
+    head_seconds = 0.0
+    _head_timer: Any = None
 
     def dataReceived(self, data: bytes) -> None:  # noqa: N802 - Twisted's name
         if not self.refused_head:
@@ -389,6 +396,10 @@ class ProjectHTTPChannel(http.HTTPChannel):
     def lineReceived(self, line: bytes) -> None:  # noqa: N802 - Twisted's name
         if self.refused_head:
             return  # lines of the same read, after the one refused
+        if self._head_timer is None and self.head_seconds:
+            from twisted.internet import reactor  # the one daphne runs, installed by now
+
+            self._head_timer = reactor.callLater(self.head_seconds, self._head_too_slow)
         if self._receivedHeaderSize + len(line) > self.totalHeadersSize:
             return self._refuse_head(
                 431, f"The request head is over {self.totalHeadersSize} bytes."
@@ -400,6 +411,19 @@ class ProjectHTTPChannel(http.HTTPChannel):
             self._refuse_head(431, f"The request has more than {self.maxHeaders} header fields.")
             return False
         return super().headerReceived(line)
+
+    def allHeadersReceived(self) -> None:  # noqa: N802 - Twisted's name
+        self._stop_head_timer()
+        super().allHeadersReceived()
+
+    def _stop_head_timer(self) -> None:
+        timer, self._head_timer = self._head_timer, None
+        if timer is not None and timer.active():
+            timer.cancel()
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        self._refuse_head(408, f"The request head took over {self.head_seconds:g} s to arrive.")
 
     def allContentReceived(self) -> None:  # noqa: N802 - Twisted's name
         if not self.refused_head:  # refused at its last header: not a request to serve
@@ -436,7 +460,58 @@ class ProjectHTTPChannel(http.HTTPChannel):
     def connectionLost(self, reason: Any) -> None:  # noqa: N802 - Twisted's name
         if self._linger is not None and self._linger.active():
             self._linger.cancel()
+        self._stop_head_timer()
         super().connectionLost(reason)
+
+
+class PeerLimit(WrappingFactory):
+    """At most `limit` connections open at once from one address; one more is closed as it
+    opens. 20,000 connections from one client (slow request heads, or idle WebSockets of one
+    account) took every file the process could open, and no one else got in.
+
+    A wrapper around each connection's protocol sees it end whatever it has become: daphne
+    hands an upgraded connection to its WebSocket protocol through the wrapper
+    (`ProtocolWrapper.wrappedProtocol`)."""
+
+    def __init__(self, wrapped: Any, limit: int) -> None:
+        super().__init__(wrapped)
+        self.limit = limit
+        self.open: dict[str, int] = {}
+        self.refused_at: dict[str, float] = {}  # when a refusal from an address was last logged
+
+    def buildProtocol(self, addr: Any) -> Any:  # noqa: N802 - Twisted's name
+        host = getattr(addr, "host", None)
+        if host is not None and self.open.get(host, 0) >= self.limit:
+            now = time.monotonic()
+            if now - self.refused_at.get(host, 0.0) > 10:  # one line per address per 10 s
+                self.refused_at[host] = now
+                log.warning("refused connections from %s: %d open", host, self.open[host])
+            return None
+        protocol = super().buildProtocol(addr)
+        if host is not None:
+            self.open[host] = self.open.get(host, 0) + 1
+            protocol.peer_host = host
+        return protocol
+
+    def unregisterProtocol(self, protocol: Any) -> None:  # noqa: N802 - Twisted's name
+        super().unregisterProtocol(protocol)
+        host = getattr(protocol, "peer_host", None)
+        if host is not None:
+            left = self.open.get(host, 0) - 1
+            if left > 0:
+                self.open[host] = left
+            else:
+                self.open.pop(host, None)
+                self.refused_at.pop(host, None)
+
+
+def http_factory(server: Any) -> Any:
+    """The factory daphne listens with: the project's, behind PeerLimit if there is one."""
+    from django.conf import settings
+
+    factory = ProjectHTTPFactory(server)
+    limit = settings.HTTP_MAX_CONNECTIONS_PER_ADDRESS
+    return PeerLimit(factory, limit) if limit else factory
 
 
 class ProjectHTTPFactory(HTTPFactory):
@@ -462,9 +537,10 @@ class ProjectServer(daphne.server.Server):
         ProjectWebSocketProtocol.ping_rate = settings.WS_RATE_PER_SECOND
         ProjectWebSocketProtocol.ping_burst = settings.WS_RATE_BURST
         ProjectWebRequest.body_limit = settings.MAX_REQUEST_BYTES
+        ProjectHTTPChannel.head_seconds = settings.HTTP_HEAD_SECONDS
         # daphne's `run` builds its factories from this module's names for them.
         daphne.server.WebSocketFactory = ProjectWebSocketFactory
-        daphne.server.HTTPFactory = ProjectHTTPFactory
+        daphne.server.HTTPFactory = http_factory
         super().run()
 
     def create_application(self, protocol: Any, scope: dict) -> Any:

@@ -295,6 +295,11 @@ WS_MAX_WAITING_BYTES = int(os.environ.get("WS_MAX_WAITING_BYTES", str(4 * 1024 *
 # HTTP requests in progress at once per process (each holds a thread and a database
 # connection); the others wait for a slot (server.http_limit).
 HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)
+# Connections open at once from one client address, per process (0: no limit): past it a new
+# one is closed as it opens (server.daphne_server.PeerLimit). And the seconds a request's head
+# may take to arrive in full, however steadily it trickles in; past it the answer is 408.
+HTTP_MAX_CONNECTIONS_PER_ADDRESS = env_whole("HTTP_MAX_CONNECTIONS_PER_ADDRESS", 1000)
+HTTP_HEAD_SECONDS = float(os.environ.get("HTTP_HEAD_SECONDS", "20"))
 # Threads (and so PostgreSQL connections per process) for socket reads and writes.
 GAME_DB_THREADS = env_count("GAME_DB_THREADS", 16)
 # Socket moves are written in batches (group commit, games.move_batcher): at most this many

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -379,3 +379,63 @@ def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(serve
     assert server.call("GET", "/api/health")[0] == 200
     logged = server.log.read_text()
     assert f"127.0.0.1:{port} with 4429: " in logged, logged[-2000:]
+
+
+@pytest.fixture(scope="module")
+def strict_server(shared_env, tmp_path_factory):  # noqa: ANN001, ANN201
+    """A server with small limits on slow heads and connections per address."""
+    env = {**shared_env, "HTTP_MAX_CONNECTIONS_PER_ADDRESS": "4", "HTTP_HEAD_SECONDS": "1"}
+    proc = Daphne(env, tmp_path_factory.mktemp("logs") / "daphne-strict.log")
+    yield proc
+    proc.stop()
+
+
+def test_a_head_that_trickles_in_is_answered_408_once_its_time_is_up(strict_server):  # noqa: ANN001
+    """Each header line restarted Twisted's idle timeout: a client that sent one every few
+    seconds held its connection for over an hour (and 20,000 such, every file of the process)."""
+    import socket
+    import time
+
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", strict_server.port), timeout=10) as sock:
+        sock.sendall(HEAD_LINE.encode())
+        answer = b""
+        for i in range(40):  # a line every 0.1 s, as long as the server listens
+            try:
+                sock.sendall(f"X-Slow-{i}: 1\r\n".encode())
+            except OSError:
+                break
+            sock.settimeout(0.1)
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            answer += chunk
+            if not chunk or b"\r\n\r\n" in answer:
+                break
+    took = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer[:200]
+    assert b"took over 1 s to arrive" in answer and 0.9 < took < 3.5
+    answer, _ = _raw_request(strict_server, HEAD_LINE + "Connection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 OK"), answer[:200]
+
+
+def test_connections_from_one_address_past_the_limit_are_closed_as_they_open(strict_server):  # noqa: ANN001
+    """A WebSocket counts as the connection it was upgraded from, until it closes."""
+    import socket
+
+    token = register(strict_server, "manysockets")
+    with ExitStack() as stack:
+        socks = [stack.enter_context(ws(strict_server, "/ws/echo", token)) for _ in range(3)]
+        held = stack.enter_context(socket.create_connection(("127.0.0.1", strict_server.port)))
+        held.sendall(b"GET /api/health HTTP/1.1\r\n")  # a head begun: the fourth connection
+        with socket.create_connection(("127.0.0.1", strict_server.port), timeout=5) as extra:
+            extra.sendall(f"{HEAD_LINE}Connection: close\r\n\r\n".encode())
+            with suppress(ConnectionResetError):  # closed with no answer
+                assert extra.recv(65536) == b""
+        socks[0].send("still here")
+        assert socks[0].recv(timeout=5) == "still here"  # the open ones are served
+        socks[0].close()
+    # Every one closed: room again.
+    answer, _ = _raw_request(strict_server, HEAD_LINE + "Connection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 OK"), answer[:200]
