@@ -26,6 +26,7 @@ import struct
 import time
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 import daphne.server
 from autobahn.exception import Disconnected
@@ -345,6 +346,12 @@ class ProjectWebRequest(WebRequest):
         if self.refused:
             self.close_refused()  # the whole body came, and went nowhere
             return None
+        if not self.uri.startswith(b"/") and not self._origin_form():
+            head_only = self.method == b"HEAD"
+            detail = "The request target must be a path, or an absolute http(s) URL."
+            self.channel.transport.write(early_response("bad_request", detail, 400, head_only))
+            self.channel.loseConnection()
+            return None
         if self.clientproto == b"HTTP/1.1" and not self.requestHeaders.hasHeader(b"host"):
             # RFC 9112, 3.2: a server MUST answer 400 to an HTTP/1.1 request with no Host.
             head_only = self.method == b"HEAD"
@@ -353,6 +360,21 @@ class ProjectWebRequest(WebRequest):
             self.channel.loseConnection()
             return None
         return super().process()
+
+    def _origin_form(self) -> bool:
+        """Read an absolute-form target (`GET http://host/path`, as a client may send to a
+        server, RFC 9112 3.2.2) as the path it names, its authority as the Host (the header
+        sent beside it is ignored): Twisted passed the whole URL on as the path, which no route
+        matched, and with DEBUG on Django answered with its debug page. False for any other
+        target that is not a path (`*`): there is nothing here it could name."""
+        parts = urlsplit(self.uri)
+        if parts.scheme not in (b"http", b"https") or not parts.netloc:
+            return False
+        path = parts.path or b"/"
+        self.uri = path + (b"?" + parts.query if parts.query else b"")
+        self.path = path
+        self.requestHeaders.setRawHeaders(b"host", [parts.netloc])
+        return True
 
     def connectionLost(self, reason: Any) -> None:  # noqa: N802 - Twisted's name
         if self._linger is not None and self._linger.active():

@@ -439,3 +439,24 @@ def test_connections_from_one_address_past_the_limit_are_closed_as_they_open(str
     # Every one closed: room again.
     answer, _ = _raw_request(strict_server, HEAD_LINE + "Connection: close\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 OK"), answer[:200]
+
+
+@pytest.mark.parametrize(
+    ("head", "status", "says"),
+    [
+        # The URL's authority is the Host (RFC 9112 3.2.2); the header beside it is ignored.
+        ("GET http://127.0.0.1/api/health HTTP/1.1\r\nHost: evil.example\r\n", "200 OK", b'"ok"'),
+        (
+            "GET http://evil.example/x HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+            "400 Bad Request",
+            b"ALLOWED",
+        ),
+        ("OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n", "400 Bad Request", b"must be a path"),
+    ],
+)
+def test_a_request_target_that_is_not_a_path_is_read_as_the_rfc_says(server, head, status, says):  # noqa: ANN001
+    """An absolute URL went on to Django as the path: no route matched it, and with DEBUG on
+    the answer was Django's debug page, not the API's JSON."""
+    answer, _ = _raw_request(server, head + "Connection: close\r\n\r\n")
+    assert answer.startswith(f"HTTP/1.1 {status}".encode()), answer[:300]
+    assert says in answer and b"<html" not in answer.lower()
