@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
+from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 _names = itertools.count(1)
+
+# The daily deals derive from DAILY_SECRET, and a development server makes a random key per
+# checkout (server.settings.local_secret): the suite pins one, here and in the environment of
+# every server it starts, so a day's deals are the same on every machine and every run.
+os.environ["DAILY_SECRET"] = settings.DAILY_SECRET = "daily-deals-of-the-test-suite-only"
 
 
 @pytest.fixture

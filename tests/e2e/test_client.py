@@ -1019,7 +1019,8 @@ def draw_then_play(server: Server, gid: int, token: str) -> dict:
     """Over REST, in a Countess game: draw until a card can be played, then play it, so the last
     move may be undone and the one before it is a draw. The game as it then stands."""
     state = rest_game(server, gid, token)
-    while not [m for m in state["state"]["legal_moves"] if m != "draw"]:
+    while state["v"] == 0 or not [m for m in state["state"]["legal_moves"] if m != "draw"]:
+        # One draw at least: a deal may have a card to play before any.
         state = server.request(
             "POST", f"/api/games/{gid}/moves", {"move": "draw", "v": state["v"]}, token
         )
