@@ -217,8 +217,9 @@ def viewable_game(game_id: int, user) -> Game:  # noqa: ANN001
 
 
 # A game with no move for this long is left, not live: the live list showed games abandoned
-# days before at move 0, first of all on PostgreSQL (its DESC order puts NULLs first).
-LIVE_WINDOW = dt.timedelta(minutes=30)
+# days before at move 0, first of all on PostgreSQL (its DESC order puts NULLs first), and at
+# half an hour a watcher still opened games nobody was playing.
+LIVE_WINDOW = dt.timedelta(minutes=10)
 # A game not played at all is live only this long after it starts: a player who opened a few
 # deals to look at them filled the list with games at move 0, nothing to watch.
 UNPLAYED_WINDOW = dt.timedelta(minutes=5)

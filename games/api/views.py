@@ -261,7 +261,7 @@ class LiveGamesView(APIView):
         responses={200: s.LiveGameSerializer(many=True), **errors(*SIGNED_IN, "rate_limited")},
         summary="Games in progress that you may watch",
         description="Other players' games that are still playing and were played in the last "
-        "30 minutes, or started in the last 5 and not played yet; most recently played first, "
+        "10 minutes, or started in the last 5 and not played yet; most recently played first, "
         "at most 50. The played ones are found among the games of the latest 20,000 moves.",
     )
     def get(self, request: Request) -> Response:

@@ -308,7 +308,8 @@ def test_live_games_name_their_deal_unless_it_is_todays_daily(api, other_api):  
 
 
 def test_live_games_are_the_recently_played_most_recent_first(api, other_api):  # noqa: ANN001
-    """A game nobody has touched for half an hour is left, not live, and one never played is
+    """A game nobody has touched for ten minutes is left, not live (at half an hour, as it
+    was, a reviewer watched games long abandoned), and one never played is
     live for five minutes after it starts; the list leads with the game played last (a game
     with no move yet ranks by its start: on PostgreSQL a descending order put those first,
     however old)."""
@@ -335,8 +336,8 @@ def test_live_games_are_the_recently_played_most_recent_first(api, other_api):  
     Game.objects.filter(pk=started).update(started_at=now - dt.timedelta(minutes=4))
     Game.objects.filter(pk=opened).update(started_at=now - dt.timedelta(minutes=6))
     # Played in this order, as the moves' times say (a later move has a later row).
-    played_at(stale, dt.timedelta(hours=3), dt.timedelta(minutes=40))  # played, then left
-    played_at(paused, dt.timedelta(hours=1), dt.timedelta(minutes=20))
+    played_at(stale, dt.timedelta(hours=3), dt.timedelta(minutes=15))  # played, then left
+    played_at(paused, dt.timedelta(hours=1), dt.timedelta(minutes=8))
     played_at(played, dt.timedelta(hours=2), dt.timedelta(minutes=1))
     assert [g["id"] for g in api.get("/api/games/live").json()] == [played, started, paused]
 
