@@ -166,18 +166,24 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
 
     frame_types: tuple[str, ...] = ("ping",)
 
-    async def sync_may_run(self, data: dict) -> bool:
+    async def on_sync(self, data: dict) -> None:
         """A `sync` is a database read, and a client that waits for each answer is never held
-        by the socket's own rate: a user's syncs share one budget (WS_SYNC_RATE), else
-        `rate_limited`."""
-        if self.sync_allowed():
-            return True
-        await self.send_error(
-            "rate_limited",
-            f"Too many syncs: at most {settings.WS_SYNC_RATE:g} a second for all your sockets.",
-            _msg_id(data),
-        )
-        return False
+        by the socket's own rate: a user's sockets may have WS_SYNCS_AT_ONCE being answered at
+        once (UserSockets); one more gets `rate_limited`."""
+        if not self.sync_started():
+            return await self.send_error(
+                "rate_limited",
+                f"Too many syncs at once: at most {settings.WS_SYNCS_AT_ONCE} for all your "
+                "sockets; wait for their answers.",
+                _msg_id(data),
+            )
+        try:
+            await self.sync(data)
+        finally:
+            self.sync_ended()
+
+    async def sync(self, data: dict) -> None:
+        raise NotImplementedError
 
     async def on_ping(self, data: dict) -> None:
         await self.send_frame({"t": "pong"})
@@ -339,9 +345,7 @@ class GameConsumer(JsonFrameConsumer):
             self._gap_timer.cancel()
         await super().disconnect(code)
 
-    async def on_sync(self, data: dict) -> None:
-        if not await self.sync_may_run(data):
-            return
+    async def sync(self, data: dict) -> None:
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
         loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
@@ -464,9 +468,7 @@ class LeaderboardConsumer(JsonFrameConsumer):
                 self.total = -1
             await self.show(event["frame"])
 
-    async def on_sync(self, data: dict) -> None:
-        if not await self.sync_may_run(data):
-            return
+    async def sync(self, data: dict) -> None:
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
         frame = await socket_calls.board_call(socket_calls.load_board)(self.date, self.variant)

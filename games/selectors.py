@@ -160,9 +160,9 @@ def hint(game_id: int, user) -> str | None:  # noqa: ANN001
 # Hints this process solves at once, whoever asks (HINT_CONCURRENCY): each is up to a second of
 # Python holding the GIL beside the event loop, and the per-user limit alone let twelve
 # accounts run 48 at once (a health check's p50 went to 1.4 s). A hint waits this long for a
-# slot, then is refused with a Retry-After.
+# slot (a few hints asked together are all answered), then is refused with a Retry-After.
 _hint_slots = threading.BoundedSemaphore(settings.HINT_CONCURRENCY)
-HINT_WAIT_SECONDS = 2.0
+HINT_WAIT_SECONDS = 5.0
 HINT_RETRY_SECONDS = 3
 
 

@@ -49,14 +49,16 @@ class UserSockets:
     one account with many sockets was many clients: 2,000 that watched its game made each move
     of it 2,000 sends (6 moves/s), and 50 that each sent `sync` after `sync`, waiting for every
     answer as a client may, held 417 database reads a second (another player's move took
-    118 ms). So a user may have WS_MAX_SOCKETS_PER_USER open, and their syncs share one
-    bucket. Kept while any of the user's sockets is open."""
+    118 ms). So a user may have WS_MAX_SOCKETS_PER_USER open, and WS_SYNCS_AT_ONCE syncs being
+    answered at once: a client that waits for each answer is never held, however fast it
+    syncs, and many sockets of one user take a few of the threads, not all. Kept while any of
+    the user's sockets is open."""
 
-    __slots__ = ("open", "syncs")
+    __slots__ = ("open", "syncing")
 
     def __init__(self) -> None:
         self.open = 0
-        self.syncs = TokenBucket(settings.WS_SYNC_RATE, settings.WS_SYNC_BURST)
+        self.syncing = 0
 
 
 _users: dict[int, UserSockets] = {}
@@ -220,10 +222,21 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         self.counted = user_id
         return True
 
-    def sync_allowed(self) -> bool:
-        """Whether this user's sockets may have one more `sync` now (UserSockets)."""
+    def sync_started(self) -> bool:
+        """Count one more `sync` being answered for this user, if there is room
+        (UserSockets); `sync_ended` once it is answered."""
         shared = _users.get(self.counted) if self.counted is not None else None
-        return shared is None or shared.syncs.take()
+        if shared is None:
+            return True
+        if shared.syncing >= settings.WS_SYNCS_AT_ONCE:
+            return False
+        shared.syncing += 1
+        return True
+
+    def sync_ended(self) -> None:
+        shared = _users.get(self.counted) if self.counted is not None else None
+        if shared is not None and shared.syncing > 0:
+            shared.syncing -= 1
 
     def uncount_socket(self) -> None:
         user_id, self.counted = self.counted, None

@@ -88,7 +88,7 @@ if not SECRET_KEY:
     SECRET_KEY = local_secret(Path(os.environ.get("LOCAL_SECRET_PATH") or BASE_DIR / ".secret-key"))
 
 # Hints (a solver run of up to a second) this process works on at once, for all its users.
-HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 1)
+HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 2)
 # The most actions (moves and undos) a game may have: no solitaire deal needs more than a few
 # hundred, and one user's 100,000 made a move history of 1.2 s to read.
 GAME_MAX_MOVES = env_count("GAME_MAX_MOVES", 5000)
@@ -279,11 +279,10 @@ WS_RATE_PER_SECOND = float(os.environ.get("WS_RATE_PER_SECOND", "30"))
 WS_RATE_BURST = float(os.environ.get("WS_RATE_BURST", "60"))
 WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
 # What one user's sockets share in a process: at most this many open at once (one more is
-# closed with 4429), and this many `sync`s a second (burst: WS_SYNC_BURST), each a database
-# read; past it a sync gets `rate_limited`. 0: no limit.
+# closed with 4429; 0: no limit), and at most this many `sync`s being answered at once (each a
+# database read on the sockets' thread pool); one more gets `rate_limited`.
 WS_MAX_SOCKETS_PER_USER = env_whole("WS_MAX_SOCKETS_PER_USER", 64)
-WS_SYNC_RATE = float(os.environ.get("WS_SYNC_RATE", "10"))
-WS_SYNC_BURST = float(os.environ.get("WS_SYNC_BURST", "20"))
+WS_SYNCS_AT_ONCE = env_count("WS_SYNCS_AT_ONCE", 4)
 # A socket whose client has stopped reading is dropped once this many bytes of frames wait in
 # the server for it (server.daphne_server); a reading client has a few kilobytes at most.
 WS_SEND_BUFFER_BYTES = int(os.environ.get("WS_SEND_BUFFER_BYTES", str(1024 * 1024)))
@@ -326,8 +325,8 @@ REST_FRAMEWORK = {
         "auth": os.environ.get("AUTH_THROTTLE_RATE", "30/min"),
         "hint": os.environ.get("HINT_THROTTLE_RATE", "20/min"),
         "positions": os.environ.get("POSITIONS_THROTTLE_RATE", "120/min"),
-        "new_game": os.environ.get("NEW_GAME_THROTTLE_RATE", "60/min"),
-        "live": os.environ.get("LIVE_THROTTLE_RATE", "60/min"),
+        "new_game": os.environ.get("NEW_GAME_THROTTLE_RATE", "300/min"),
+        "live": os.environ.get("LIVE_THROTTLE_RATE", "120/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # How many proxies in front append to X-Forwarded-For: a throttle keys on the address the

@@ -4,11 +4,14 @@ many clients (server.lean_consumer.UserSockets)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from games import services
+from games import services, socket_calls
 from server import lean_consumer
 from server.asgi import application
 from tests.ws.helpers import connect, recv, send, token_of, track
@@ -49,20 +52,41 @@ async def test_a_socket_more_than_a_user_may_open_is_closed_with_4429(
     assert lean_consumer._users[user.pk].open == 2
 
 
-async def test_a_users_syncs_share_one_budget_across_their_sockets(user, settings) -> None:  # noqa: ANN001
+async def test_a_users_syncs_answered_at_once_are_capped_and_a_waiting_client_never_is(
+    user,  # noqa: ANN001
+    settings,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+) -> None:
     """Each sync waits for its answer, as a client may, so no socket's own rate holds it; 50
-    sockets of one account so held 417 database reads a second."""
-    settings.WS_SYNC_RATE, settings.WS_SYNC_BURST = 0.01, 3
+    sockets of one account so held 417 database reads a second. A user's sockets may have
+    WS_SYNCS_AT_ONCE being answered at once: one more is refused, and a client that waits for
+    each answer, however fast, never is."""
+    settings.WS_SYNCS_AT_ONCE = 1
     game = await database_sync_to_async(services.start_practice)(user, "portuguese", 1)
-    socks = [await connect(f"/ws/games/{game.pk}", user) for _ in range(2)]
-    for comm in socks:
+    first, second = [await connect(f"/ws/games/{game.pk}", user) for _ in range(2)]
+    for comm in (first, second):
         assert (await recv(comm))["t"] == "state"
-    answers = []
-    for i in range(4):
-        comm = socks[i % 2]
-        await send(comm, "sync", {"id": f"s-{i}"})
-        answers.append(await recv(comm))
-    assert [a["t"] for a in answers] == ["state", "state", "state", "error"]
-    assert answers[-1]["d"]["code"] == "rate_limited" and answers[-1]["d"]["id"] == "s-3"
-    await send(socks[0], "ping")  # the socket stays open, and other frames pass
-    assert (await recv(socks[0]))["t"] == "pong"
+    for i in range(30):  # one socket, each sync after the last one's answer
+        await send(first, "sync", {"id": f"s-{i}"})
+        assert (await recv(first))["t"] == "state"
+
+    release = threading.Event()
+    load_state = socket_calls.load_state
+
+    def slow_load(*args):  # noqa: ANN002, ANN202
+        release.wait(5)
+        return load_state(*args)
+
+    monkeypatch.setattr(socket_calls, "load_state", slow_load)
+    await send(first, "sync", {"id": "slow"})
+    await asyncio.sleep(0.2)  # its read has started, on a thread
+    await send(second, "sync", {"id": "one-more"})
+    refused = await recv(second)
+    assert refused["t"] == "error" and refused["d"]["code"] == "rate_limited"
+    assert refused["d"]["id"] == "one-more"
+    release.set()
+    assert (await recv(first))["t"] == "state"
+    await send(second, "sync", {"id": "again"})  # answered: room again
+    assert (await recv(second))["t"] == "state"
+    await send(second, "ping")  # the refused socket stayed open
+    assert (await recv(second))["t"] == "pong"
