@@ -291,9 +291,9 @@ def _check_day_and_version(game: Game, v: int | None) -> None:
 
 
 def _check_room(game: Game) -> None:
-    """A move or an undo needs room in the game's history: no deal needs more than a few
-    hundred moves, and one user's 100,000 made a history of 1.2 s for anyone to read. A game
-    at the limit can still be resigned."""
+    """A move or an undo needs room in the game's history (GAME_MAX_MOVES), which anyone
+    may read: without a bound, one user's game could grow without end. A game at the limit can
+    still be resigned."""
     if game.version >= settings.GAME_MAX_MOVES:
         raise AppError(
             "illegal_move",

@@ -89,9 +89,11 @@ if not SECRET_KEY:
 
 # Hints (a solver run of up to a second) this process works on at once, for all its users.
 HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 2)
-# The most actions (moves and undos) a game may have: no solitaire deal needs more than a few
-# hundred, and one user's 100,000 made a move history of 1.2 s to read.
-GAME_MAX_MOVES = env_count("GAME_MAX_MOVES", 5000)
+# The most actions (moves and undos) a game may have, so that a game's history stays bounded
+# (100,000 rows take 1.2 s to read). No deal needs more than a few hundred, but a bot that
+# plays random legal moves until the game ends may well wander for thousands: the bound is
+# far past that.
+GAME_MAX_MOVES = env_count("GAME_MAX_MOVES", 100_000)
 
 # The daily deal number is derived from this secret so nobody can compute tomorrow's deal.
 DAILY_SECRET = os.environ.get("DAILY_SECRET") or SECRET_KEY
