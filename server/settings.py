@@ -283,7 +283,7 @@ WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
 # What one user's sockets share in a process: at most this many open at once (one more is
 # closed with 4429; 0: no limit), and at most this many `sync`s being answered at once (each a
 # database read on the sockets' thread pool); one more gets `rate_limited`.
-WS_MAX_SOCKETS_PER_USER = env_whole("WS_MAX_SOCKETS_PER_USER", 64)
+WS_MAX_SOCKETS_PER_USER = env_whole("WS_MAX_SOCKETS_PER_USER", 256)
 WS_SYNCS_AT_ONCE = env_count("WS_SYNCS_AT_ONCE", 4)
 # A socket whose client has stopped reading is dropped once this many bytes of frames wait in
 # the server for it (server.daphne_server); a reading client has a few kilobytes at most.
@@ -299,7 +299,7 @@ HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)
 # Connections open at once from one client address, per process (0: no limit): past it a new
 # one is closed as it opens (server.daphne_server.PeerLimit). And the seconds a request's head
 # may take to arrive in full, however steadily it trickles in; past it the answer is 408.
-HTTP_MAX_CONNECTIONS_PER_ADDRESS = env_whole("HTTP_MAX_CONNECTIONS_PER_ADDRESS", 1000)
+HTTP_MAX_CONNECTIONS_PER_ADDRESS = env_whole("HTTP_MAX_CONNECTIONS_PER_ADDRESS", 4000)
 HTTP_HEAD_SECONDS = float(os.environ.get("HTTP_HEAD_SECONDS", "20"))
 # Threads (and so PostgreSQL connections per process) for socket reads and writes.
 GAME_DB_THREADS = env_count("GAME_DB_THREADS", 16)
