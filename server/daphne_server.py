@@ -37,7 +37,7 @@ from twisted.protocols.policies import WrappingFactory
 from twisted.web import http
 
 from server.body_rules import body_refusal
-from server.lean_consumer import SEND_MANY
+from server.lean_consumer import SEND_MANY, TokenBucket
 
 log = logging.getLogger(__name__)
 # Reason phrases: Python's, with RFC 9110's names where Python 3.11 keeps older ones.
@@ -95,6 +95,7 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
     # Pings answered per second, and in a burst (WS_RATE_PER_SECOND, WS_RATE_BURST); 0: all.
     ping_rate = 0.0
     ping_burst = 0.0
+    _pings: TokenBucket | None = None  # made at the first ping
     flooded = False
 
     def onMessage(self, payload: bytes, isBinary: bool) -> None:  # noqa: N802, N803
@@ -136,14 +137,10 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
         """Answer pings up to the rate frames are allowed at (a token bucket); past it they go
         unanswered, so a ping flood costs the server a frame's parse, not a write as well."""
         if self.ping_rate:
-            now = time.monotonic()
-            last = getattr(self, "_ping_stamp", now)
-            tokens = getattr(self, "_ping_tokens", self.ping_burst)
-            self._ping_tokens = min(self.ping_burst, tokens + (now - last) * self.ping_rate)
-            self._ping_stamp = now
-            if self._ping_tokens < 1:
+            if self._pings is None:
+                self._pings = TokenBucket(self.ping_rate, self.ping_burst)
+            if not self._pings.take():
                 return
-            self._ping_tokens -= 1
         super().onPing(payload)
 
     def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:  # noqa: N802
@@ -347,19 +344,19 @@ class ProjectWebRequest(WebRequest):
             self.close_refused()  # the whole body came, and went nowhere
             return None
         if not self.uri.startswith(b"/") and not self._origin_form():
-            head_only = self.method == b"HEAD"
-            detail = "The request target must be a path, or an absolute http(s) URL."
-            self.channel.transport.write(early_response("bad_request", detail, 400, head_only))
-            self.channel.loseConnection()
-            return None
+            return self._bad_request(
+                "The request target must be a path, or an absolute http(s) URL."
+            )
         if self.clientproto == b"HTTP/1.1" and not self.requestHeaders.hasHeader(b"host"):
             # RFC 9112, 3.2: a server MUST answer 400 to an HTTP/1.1 request with no Host.
-            head_only = self.method == b"HEAD"
-            detail = "An HTTP/1.1 request needs a Host header."
-            self.channel.transport.write(early_response("bad_request", detail, 400, head_only))
-            self.channel.loseConnection()
-            return None
+            return self._bad_request("An HTTP/1.1 request needs a Host header.")
         return super().process()
+
+    def _bad_request(self, detail: str) -> None:
+        """Answer a request the application never sees with the API's JSON 400, and close."""
+        head_only = self.method == b"HEAD"
+        self.channel.transport.write(early_response("bad_request", detail, 400, head_only))
+        self.channel.loseConnection()
 
     def _origin_form(self) -> bool:
         """Read an absolute-form target (`GET http://host/path`, as a client may send to a

@@ -54,9 +54,10 @@ class UserSockets:
     syncs, and many sockets of one user take a few of the threads, not all. Kept while any of
     the user's sockets is open."""
 
-    __slots__ = ("open", "syncing")
+    __slots__ = ("user_id", "open", "syncing")
 
-    def __init__(self) -> None:
+    def __init__(self, user_id: int) -> None:
+        self.user_id = user_id
         self.open = 0
         self.syncing = 0
 
@@ -208,7 +209,7 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
                 return False
         return True
 
-    counted: int | None = None  # the user whose sockets this one counts among
+    counted: UserSockets | None = None  # what this socket shares with its user's others
 
     def count_socket(self, user_id: int) -> bool:
         """Count this socket among its user's, if there is room (WS_MAX_SOCKETS_PER_USER)."""
@@ -217,15 +218,15 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         if shared is not None and limit and shared.open >= limit:
             return False
         if shared is None:
-            shared = _users[user_id] = UserSockets()
+            shared = _users[user_id] = UserSockets(user_id)
         shared.open += 1
-        self.counted = user_id
+        self.counted = shared
         return True
 
     def sync_started(self) -> bool:
         """Count one more `sync` being answered for this user, if there is room
         (UserSockets); `sync_ended` once it is answered."""
-        shared = _users.get(self.counted) if self.counted is not None else None
+        shared = self.counted
         if shared is None:
             return True
         if shared.syncing >= settings.WS_SYNCS_AT_ONCE:
@@ -234,17 +235,16 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         return True
 
     def sync_ended(self) -> None:
-        shared = _users.get(self.counted) if self.counted is not None else None
+        shared = self.counted
         if shared is not None and shared.syncing > 0:
             shared.syncing -= 1
 
     def uncount_socket(self) -> None:
-        user_id, self.counted = self.counted, None
-        shared = _users.get(user_id) if user_id is not None else None
+        shared, self.counted = self.counted, None
         if shared is not None:
             shared.open -= 1
-            if shared.open <= 0:
-                del _users[user_id]
+            if shared.open <= 0 and _users.get(shared.user_id) is shared:
+                del _users[shared.user_id]
 
     async def sign_in_ended(self, event: dict) -> None:
         """The session this socket signed in with has signed out, its token was revoked, or its

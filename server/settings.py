@@ -87,14 +87,6 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0")
     SECRET_KEY = local_secret(Path(os.environ.get("LOCAL_SECRET_PATH") or BASE_DIR / ".secret-key"))
 
-# Hints (a solver run of up to a second) this process works on at once, for all its users.
-HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 2)
-# The most actions (moves and undos) a game may have, so that a game's history stays bounded
-# (100,000 rows take 1.2 s to read). No deal needs more than a few hundred, but a bot that
-# plays random legal moves until the game ends may well wander for thousands: the bound is
-# far past that.
-GAME_MAX_MOVES = env_count("GAME_MAX_MOVES", 100_000)
-
 # The daily deal number is derived from this secret so nobody can compute tomorrow's deal.
 DAILY_SECRET = os.environ.get("DAILY_SECRET") or SECRET_KEY
 # Certify daily deals in a worker process, off the request threads (see games.daily).
@@ -301,6 +293,13 @@ HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)
 # may take to arrive in full, however steadily it trickles in; past it the answer is 408.
 HTTP_MAX_CONNECTIONS_PER_ADDRESS = env_whole("HTTP_MAX_CONNECTIONS_PER_ADDRESS", 4000)
 HTTP_HEAD_SECONDS = float(os.environ.get("HTTP_HEAD_SECONDS", "20"))
+# Hints (a solver run of up to a second) this process works on at once, for all its users.
+HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 2)
+# The most actions (moves and undos) a game may have, so that a game's history stays bounded
+# (100,000 rows take 1.2 s to read). No deal needs more than a few hundred, but a bot that
+# plays random legal moves until the game ends may well wander for thousands: the bound is
+# far past that.
+GAME_MAX_MOVES = env_count("GAME_MAX_MOVES", 100_000)
 # Threads (and so PostgreSQL connections per process) for socket reads and writes.
 GAME_DB_THREADS = env_count("GAME_DB_THREADS", 16)
 # Socket moves are written in batches (group commit, games.move_batcher): at most this many
