@@ -98,6 +98,12 @@ export function pileCards(state, id) {
   return [];
 }
 
+// The top `n` cards of pile `id`, as one string: what a move or a pick takes, to tell later
+// whether the same cards are still there.
+export function topCards(state, id, n) {
+  return pileCards(state, id).slice(-n).join(" ");
+}
+
 function clone(state) {
   return JSON.parse(JSON.stringify(state));
 }

@@ -9,7 +9,7 @@
 // did not land (the version did not move) is sent again with the same version, which the
 // server can never apply twice.
 
-import { applyMove, describeMove, parseMove, pileCards, refusalMessage } from "./cards.js";
+import { applyMove, describeMove, parseMove, refusalMessage, topCards } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
@@ -555,5 +555,5 @@ export class GameView {
 function movedCards(state, move) {
   const p = parseMove(move);
   if (!p || p.draw) return "";
-  return pileCards(state, p.from).slice(-p.n).join(" ");
+  return topCards(state, p.from, p.n);
 }

@@ -10,7 +10,7 @@
 // Legal targets of the picked card(s) are highlighted from `state.legal_moves`.
 
 import {
-  backElement, cardElement, cardName, isSequence, moveString, parseMove, pileCards, pileLabel,
+  backElement, cardElement, cardName, isSequence, moveString, parseMove, pileCards, pileLabel, topCards,
 } from "./cards.js";
 
 const DRAG_THRESHOLD = 6;
@@ -232,7 +232,7 @@ export class Table {
   dropStalePick() {
     const p = this.picked;
     if (!p) return false;
-    const lost = this.cardsAt(p.pile, p.n) !== p.cards;
+    const lost = topCards(this.state, p.pile, p.n) !== p.cards;
     if (!lost && this.canPick(p.pile, p.n)) return false;
     this.picked = null;
     if (this.drag) {
@@ -240,11 +240,6 @@ export class Table {
       this.press = null; // its release is not a click on the pile it started on
     }
     return lost;
-  }
-
-  // The top `n` cards of pile `id` on the table shown, as one string.
-  cardsAt(id, n) {
-    return pileCards(this.state, id).slice(-n).join(" ");
   }
 
   drawPile(id, pile, state, last) {
@@ -413,7 +408,7 @@ export class Table {
   // ---- actions ---------------------------------------------------------------------------
 
   pick(id, n = 1) {
-    this.picked = { pile: id, n, cards: this.cardsAt(id, n) };
+    this.picked = { pile: id, n, cards: topCards(this.state, id, n) };
     this.highlight();
   }
 
