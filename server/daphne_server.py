@@ -16,6 +16,7 @@
   (`ProjectWebSocketProtocol.onMessage`, `onPing`).
 - **A body too large is refused from its headers** (`ProjectWebRequest.gotLength`).
 - **A request head the server will not read gets an answer** (`ProjectHTTPChannel`).
+- **A server that stops closes its sockets with 1001** (`ProjectServer.close_sockets`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from autobahn.exception import Disconnected
 from daphne.cli import CommandLineInterface
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 from twisted.protocols.policies import WrappingFactory
 from twisted.web import http
 
@@ -49,6 +52,8 @@ _PHRASES = {status.value: status.phrase.encode("ascii") for status in HTTPStatus
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
 _CLOSE_FRAME_HEAD = b"\x88"  # FIN, opcode 8 (close)
 CLOSE_FLOODED = 4429  # as the consumers' rate limit closes an abusive socket (PROTOCOL.md)
+CLOSE_GOING_AWAY = 1001  # RFC 6455: the server is going down (ProjectServer.close_sockets)
+_GOING_AWAY_REASON = b"The server is restarting: connect again."
 # Below this many frames waiting, a socket is not looked at further: a client that waits for
 # its answers has one or two waiting at most, however fast it plays.
 _QUIET_WAITING = 8
@@ -560,7 +565,44 @@ class ProjectServer(daphne.server.Server):
         # daphne's `run` builds its factories from this module's names for them.
         daphne.server.WebSocketFactory = ProjectWebSocketFactory
         daphne.server.HTTPFactory = http_factory
+        # Before daphne's own trigger, which cancels the applications: the sockets are still
+        # theirs to close.
+        reactor.addSystemEventTrigger("before", "shutdown", self.close_sockets)
         super().run()
+
+    # How long a stopping server waits for its sockets' clients to answer their close.
+    close_wait = 1.0
+
+    def close_sockets(self) -> Deferred | None:
+        """As the server stops, end every open socket with 1001 (going away) and a reason that
+        says to connect again, and wait up to `close_wait` seconds for the clients to answer.
+        Without it the reactor cut each connection without a close frame, and a client saw
+        1006, which reads as its own network failing. A move whose batch is still being written
+        is committed or not as it was; its socket hears no answer, and a client that connects
+        again learns which from the state (a resent move gets `stale_version`).
+
+        RFC 6455's 1001 is outside the codes autobahn's `sendClose` lets an application send
+        (1000, 3000-4999), so the frame goes through the method beneath it."""
+        closing = [
+            p
+            for p in self.connections
+            if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN
+        ]
+        for protocol in closing:
+            protocol.sendCloseFrame(code=CLOSE_GOING_AWAY, reasonUtf8=_GOING_AWAY_REASON)
+        if not closing:
+            return None
+        deadline = time.monotonic() + self.close_wait
+        done: Deferred = Deferred()
+
+        def check() -> None:
+            if time.monotonic() >= deadline or all(p.state == p.STATE_CLOSED for p in closing):
+                done.callback(None)
+            else:
+                reactor.callLater(0.02, check)
+
+        reactor.callLater(0.02, check)
+        return done
 
     def create_application(self, protocol: Any, scope: dict) -> Any:
         if scope.get("type") == "websocket" and isinstance(protocol, ProjectWebSocketProtocol):

@@ -74,6 +74,37 @@ def test_a_worker_on_asyncios_own_loop_plays_the_same(shared_env, tmp_path):  # 
         server.stop()
 
 
+def test_a_server_that_stops_closes_its_sockets_with_1001_going_away(shared_env, tmp_path):  # noqa: ANN001
+    """A server told to stop (SIGTERM, as a restart or `make run`'s Ctrl-C sends) ends each
+    open socket with a close frame, 1001 and a reason, not a connection cut without one (a
+    client saw 1006, which reads as a network failure): a game socket, a leaderboard socket
+    and the echo alike. Then the server exits."""
+    server = Daphne(shared_env, tmp_path / "daphne-stop.log")
+    try:
+        token = register(server, "goingaway")
+        status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 12}, token)
+        assert status == 201
+        with ExitStack() as stack:
+            game_sock = stack.enter_context(ws(server, f"/ws/games/{game['id']}", token))
+            # A day with no challenge: the socket stays open, and says why (no day is made).
+            board = stack.enter_context(ws(server, "/ws/leaderboards/2026-01-01/spanish", None))
+            echo = stack.enter_context(ws(server, "/ws/echo", token))
+            play_first_moves(game_sock, 1)
+            assert recv(board)["t"] == "error"
+            echo.send('{"t":"ping"}')
+            assert echo.recv(timeout=10) == '{"t":"ping"}'
+            server.proc.terminate()
+            for sock in (game_sock, board, echo):
+                with pytest.raises(ConnectionClosed) as info:
+                    sock.recv(timeout=10)
+                assert info.value.rcvd is not None, "closed without a close frame"
+                assert info.value.rcvd.code == 1001
+                assert info.value.rcvd.reason == "The server is restarting: connect again."
+        assert server.proc.wait(30) == 0
+    finally:
+        server.stop()
+
+
 def test_real_socket_without_auth_is_closed_4401(server):  # noqa: ANN001
     with ws(server, "/ws/echo", None) as sock, pytest.raises(ConnectionClosed) as info:
         sock.recv(timeout=10)
