@@ -389,6 +389,24 @@ async def test_missing_auth_closes_with_4401(user):  # noqa: ANN001
     assert await comm.receive_output() == {"type": "websocket.close", "code": 4401}
 
 
+@pytest.mark.parametrize("frame", ['{"t":"resign"}', '{"t":"resign","d":null}'])
+async def test_a_resign_needs_no_data_and_a_move_or_undo_does(user, frame):  # noqa: ANN001
+    """As docs/websocket.md says: `d` may be left out where it carries nothing the server
+    needs (a resign's is only its `id`); a move or an undo without it is refused."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    for action in ("move", "undo"):
+        await comm.send_to(text_data=json.dumps({"t": action}))
+        assert (await recv(comm))["d"]["code"] == "bad_message"
+    assert await version_and_moves(game.pk) == (0, 0)
+    await comm.send_to(text_data=frame)
+    assert await recv(comm) == {"t": "ack", "d": {"id": None}}
+    assert (await recv(comm))["d"]["status"] == "resigned"
+    assert (await recv(comm))["t"] == "result"
+    await comm.disconnect()
+
+
 async def test_undo_and_resign_over_the_socket(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)
