@@ -62,6 +62,11 @@ class StateSerializer(serializers.Serializer):
         help_text="only on a ranked attempt left open when its day ended: it counts as it "
         "stands and takes no more moves (legal_moves is empty)",
     )
+    at_move_limit = serializers.BooleanField(
+        required=False,
+        help_text="only on a game still playing that has taken GAME_MAX_MOVES actions (100,000 "
+        "by default): it takes no more moves or undos (legal_moves is empty); resign it",
+    )
 
 
 class DailyRefSerializer(serializers.Serializer):

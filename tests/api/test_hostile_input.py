@@ -179,13 +179,12 @@ def test_a_game_takes_no_action_past_its_most_moves(api, settings):  # noqa: ANN
     assert api.post(f"/api/games/{gid}/undo", {"v": 1}, format="json").status_code == 200
     api.post(f"/api/games/{gid}/moves", {"move": legal[0], "v": 2}, format="json")
     now = api.get(f"/api/games/{gid}").json()
-    assert now["v"] == 3
+    # What the game still allows is what its state lists: nothing, so a client playing the
+    # legal moves it is shown is never refused one; and why, beside the status still playing.
+    assert now["v"] == 3 and now["state"]["status"] == "playing"
+    assert now["state"]["legal_moves"] == [] and now["state"]["at_move_limit"] is True
     for res in (
-        api.post(
-            f"/api/games/{gid}/moves",
-            {"move": now["state"]["legal_moves"][0], "v": 3},
-            format="json",
-        ),
+        api.post(f"/api/games/{gid}/moves", {"move": legal[0], "v": 3}, format="json"),
         api.post(f"/api/games/{gid}/undo", {"v": 3}, format="json"),
     ):
         assert_json_error(res, 400, "illegal_move")
@@ -195,7 +194,8 @@ def test_a_game_takes_no_action_past_its_most_moves(api, settings):  # noqa: ANN
         409,
         "stale_version",
     )
-    assert api.post(f"/api/games/{gid}/resign").json()["status"] == "resigned"
+    resigned = api.post(f"/api/games/{gid}/resign").json()
+    assert resigned["status"] == "resigned" and "at_move_limit" not in resigned["state"]
 
 
 def test_an_empty_move_is_illegal_over_rest_as_over_the_socket(api):  # noqa: ANN001
