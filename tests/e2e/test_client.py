@@ -971,6 +971,33 @@ def test_a_long_name_fits_the_lobby_on_a_phone(open_page, server: Server) -> Non
     assert overflow <= 0, f"the lobby is {overflow}px wider than a phone"
 
 
+def test_the_phone_header_names_who_is_signed_in(open_page, server: Server) -> None:
+    """Two reviewers found no name anywhere in a phone's header: it was hidden to keep the
+    links on one line. It now takes the room they leave: a short name whole, a long one cut
+    with an ellipsis (whole in its tooltip), never over the links or past the screen."""
+    short, _ = server.register("al" + uuid.uuid4().hex[:4])
+    long, _ = server.register("L" * 26 + uuid.uuid4().hex[:4])
+    for name in (short, long):
+        page = open_page(PHONE)
+        log_in(page, name)
+        who = page.get_by_test_id("whoami")
+        expect(who).to_be_visible()
+        expect(who).to_have_attribute("title", f"Signed in as {name}")
+        box = page.evaluate(
+            """() => { const r = s => document.querySelector(s).getBoundingClientRect();
+            const who = document.querySelector('.whoami');
+            return {who: r('.whoami').toJSON(), nav: r('header.site nav').toJSON(),
+                    button: r('.user button').toJSON(), cut: who.scrollWidth > who.clientWidth,
+                    page: document.documentElement.scrollWidth - window.innerWidth}; }"""
+        )
+        assert box["who"]["left"] >= box["nav"]["right"], box
+        assert box["who"]["right"] <= box["button"]["left"], box
+        assert box["page"] <= 0, box
+        assert box["cut"] == (name == long), box
+        assert box["who"]["width"] >= 20, box
+        page.close()
+
+
 def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> None:
     """A picked pile is pressed, the places it may go say so, a move is announced in words,
     and each view names itself in the window's title and takes the focus to its heading."""

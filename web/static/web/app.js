@@ -73,7 +73,7 @@ function renderUser() {
     renderUser();
     location.hash = "#/signin";
   });
-  userBox.replaceChildren(h("span", { class: "whoami", "data-testid": "whoami" }, app.me.username), out);
+  userBox.replaceChildren(h("span", { class: "whoami", "data-testid": "whoami", title: `Signed in as ${app.me.username}` }, app.me.username), out);
 }
 
 function errorBox(err) {
