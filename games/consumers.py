@@ -23,7 +23,6 @@ from games.move_batcher import MoveBatcher
 from server.errors import AppError
 from server.lean_consumer import CLOSE_ABUSE, LeanWebsocketConsumer, TokenBucket
 
-CLOSE_RATE_LIMITED = CLOSE_ABUSE
 CLOSE_NO_SUCH_PATH = 4404
 
 # The error codes PROTOCOL.md promises on the socket; anything else is mapped onto them.
@@ -126,7 +125,7 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             return  # closed at connect, or since (4429): frames still queued are dropped
         if self.pipelined() and not self.limiter.allow():
             if self.limiter.abusive:
-                await self.close(code=CLOSE_RATE_LIMITED)
+                await self.close(code=CLOSE_ABUSE)
             else:
                 await self.send_error(
                     "rate_limited", "Too many messages: slow down.", _frame_id(text_data)

@@ -142,6 +142,12 @@ class Game(models.Model):
         return self.status != "playing"
 
     @property
+    def at_move_limit(self) -> bool:
+        """Whether the game has taken as many actions as a game may (GAME_MAX_MOVES): no move
+        or undo has room in its history any more, and it can only be resigned."""
+        return self.version >= settings.GAME_MAX_MOVES
+
+    @property
     def day_over(self) -> bool:
         """A ranked attempt still open when its day ends counts as it stands: it takes no more
         moves. (`daily_date` is there on rows the move path loads itself.)"""

@@ -63,7 +63,7 @@ def state_view(game: Game, state: engine.State | None = None, last_move: str | N
     elif game.day_over:  # nothing more is taken, so nothing is legal (status: as it stands)
         view["legal_moves"] = []
         view["day_over"] = True
-    elif game.version >= settings.GAME_MAX_MOVES:  # no room for a move or an undo: resign
+    elif game.at_move_limit:  # no room for a move or an undo: resign
         view["legal_moves"] = []
         view["at_move_limit"] = True
     if last_move is None and game.version:

@@ -294,7 +294,7 @@ def _check_room(game: Game) -> None:
     """A move or an undo needs room in the game's history (GAME_MAX_MOVES), which anyone
     may read: without a bound, one user's game could grow without end. A game at the limit can
     still be resigned."""
-    if game.version >= settings.GAME_MAX_MOVES:
+    if game.at_move_limit:
         raise AppError(
             "illegal_move",
             f"This game has reached {settings.GAME_MAX_MOVES} moves, the most a game may have: "

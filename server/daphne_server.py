@@ -40,7 +40,7 @@ from twisted.protocols.policies import WrappingFactory
 from twisted.web import http
 
 from server.body_rules import body_refusal
-from server.lean_consumer import SEND_MANY, TokenBucket
+from server.lean_consumer import CLOSE_ABUSE, SEND_MANY, TokenBucket
 
 log = logging.getLogger(__name__)
 # Reason phrases: Python's, with RFC 9110's names where Python 3.11 keeps older ones.
@@ -51,7 +51,6 @@ _PHRASES = {status.value: status.phrase.encode("ascii") for status in HTTPStatus
 
 _TEXT = 0x81  # FIN, opcode 1 (text); a server's frames are not masked (RFC 6455, 5.1)
 _CLOSE_FRAME_HEAD = b"\x88"  # FIN, opcode 8 (close)
-CLOSE_FLOODED = 4429  # as the consumers' rate limit closes an abusive socket (PROTOCOL.md)
 CLOSE_GOING_AWAY = 1001  # RFC 6455: the server is going down (ProjectServer.close_sockets)
 _GOING_AWAY_REASON = b"The server is restarting: connect again."
 # Below this many frames waiting, a socket is not looked at further: a client that waits for
@@ -120,7 +119,7 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
             self.flooded = True
             log.warning("closed %s with 4429: %d frames waiting", self.peer, queue.qsize())
             _drop_frames(queue)
-            self.sendClose(code=CLOSE_FLOODED, reason="Too many frames waiting: slow down.")
+            self.sendClose(code=CLOSE_ABUSE, reason="Too many frames waiting: slow down.")
             return
         super().onMessage(payload, isBinary)
 
@@ -130,7 +129,7 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
         autobahn's own close, 1009, is a code a client written from PROTOCOL.md does not know.
         The frame is not read."""
         log.warning("closed %s with 4429: a frame of %d bytes", self.peer, msg_size)
-        self._fail_connection(CLOSE_FLOODED, f"Frame too large: over {max_msg_size} bytes.")
+        self._fail_connection(CLOSE_ABUSE, f"Frame too large: over {max_msg_size} bytes.")
 
     def _flooding(self, queue: Any) -> bool:
         frames, size = self.max_waiting_frames, self.max_waiting_bytes

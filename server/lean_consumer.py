@@ -19,7 +19,8 @@ from server.channel_layer import put_dropping_oldest
 log = logging.getLogger(__name__)
 
 SEND_MANY = "websocket.send_many"  # the ASGI extension server.daphne_server offers
-# The close code for abuse (PROTOCOL.md): a flood, or one socket more than a user may open.
+# The close code for abuse (PROTOCOL.md): a flood of frames, a frame over the read limit, or one
+# socket more than a user may open.
 CLOSE_ABUSE = 4429
 # The close code every socket uses when its handshake carried no valid sign-in, or that sign-in
 # has ended (PROTOCOL.md).
