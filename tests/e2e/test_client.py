@@ -107,6 +107,7 @@ def play_rest(server: Server, gid: int, token: str, moves: list[str], v: int = 0
 
 def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
     page = open_page()
+    page.clock.install()  # time runs on, and the lobby's 10 s retry can be brought forward
     # A signed-out visit asks nothing it would be refused: no 401 in the console.
     refused: list[str] = []
     page.on("response", lambda r: refused.append(r.url) if r.status == 401 else None)
@@ -123,8 +124,11 @@ def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
     page.evaluate("location.hash = '#/practice'")
     page.evaluate("location.hash = '#/'")
     expect(daily).to_contain_text("not available")
+    # The lobby's retries start once its first loads are all in, the live list's the last.
+    expect(page.get_by_test_id("live-list")).not_to_contain_text("Loading")
     page.unroute("**/api/daily")
-    expect(page.get_by_test_id("daily-portuguese")).to_be_visible(timeout=15_000)
+    page.clock.fast_forward(10_000)
+    expect(page.get_by_test_id("daily-portuguese")).to_be_visible()
 
     # A game route that names no game is not found, without asking the server for one.
     asked: list[str] = []
@@ -1320,6 +1324,9 @@ def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:
     assert shown == ids[::-1]
 
 
+REPLAY_STEP_MS = 700  # replay.js's STEP_MS: the time between positions while playing
+
+
 def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> None:
     """The banner of a finished game links to its replay, which steps through every version
     as the server replays it: the deal, each move named, to the resignation."""
@@ -1331,6 +1338,7 @@ def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> Non
         states.append(play_rest(server, gid, token, [move], v=v)["state"])
     server.request("POST", f"/api/games/{gid}/resign", {}, token)
     page = open_page()
+    page.clock.install()  # time runs on; playing is stepped through a tick at a time
     log_in(page, name, f"/#/play/{gid}")
     page.get_by_test_id("replay-link").click()
     replay = page.get_by_test_id("replay")
@@ -1356,14 +1364,17 @@ def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> Non
     page.keyboard.press("Home")
     page.get_by_test_id("replay-play").click()  # plays on by itself, and stops at the end
     expect(page.get_by_test_id("replay-play")).to_have_text("Pause")
-    expect(replay).to_have_attribute("data-v", "6", timeout=15000)
+    for v in range(1, 7):
+        page.clock.run_for(REPLAY_STEP_MS)
+        expect(replay).to_have_attribute("data-v", str(v))
+    page.clock.run_for(REPLAY_STEP_MS)
     expect(page.get_by_test_id("replay-play")).to_have_text("Play")
     page.get_by_test_id("replay-first").click()
     page.get_by_test_id("replay-play").click()
     page.get_by_test_id("replay-next").click()  # a step by hand pauses the play
     expect(page.get_by_test_id("replay-play")).to_have_text("Play")
     held = replay.get_attribute("data-v")
-    page.wait_for_timeout(1500)
+    page.clock.run_for(3 * REPLAY_STEP_MS)
     assert replay.get_attribute("data-v") == held
     page.get_by_test_id("replay-slider").focus()
     page.keyboard.press(" ")  # the slider has no use for space: it plays

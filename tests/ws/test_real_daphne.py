@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from contextlib import ExitStack, suppress
 
 import pytest
@@ -218,9 +219,18 @@ def _json_post(length: int, path: str = "/api/games", extra: str = "") -> str:
     )
 
 
-def _raw_request(server, head: str, body: bytes = b"") -> tuple[bytes, float]:  # noqa: ANN001
-    """Send a request's head (and what body is given) on a raw socket; what comes back before
-    the server closes it, and how long that took."""
+def _raw_request(  # noqa: ANN001
+    server, head: str, body: bytes = b"", hold: bool = False
+) -> tuple[bytes, float]:
+    """Send a request's head (and what body is given) on a raw socket; the whole answer, and
+    how long it took to come.
+
+    Once the answer is in (its head and its Content-Length of body, none to a HEAD), the
+    client stops sending, as a real one would, and the server must then close: a refused
+    request's connection is not kept. Reading on to the server's own close would wait out the
+    time it lingers for a body still coming (LINGER_SECONDS) on every such test; `hold`
+    does, and says how long that took instead.
+    """
     import socket
     import time
 
@@ -228,9 +238,27 @@ def _raw_request(server, head: str, body: bytes = b"") -> tuple[bytes, float]:  
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
         sock.sendall(head.encode("ascii") + body)
         answer = b""
-        while chunk := sock.recv(65536):
+        while not _answer_complete(answer, head_only=head.startswith("HEAD ")):
+            chunk = sock.recv(65536)
+            if not chunk:
+                return answer, time.monotonic() - started
             answer += chunk
-    return answer, time.monotonic() - started
+        took = time.monotonic() - started
+        if hold:
+            after = sock.recv(65536)
+            return answer + after, time.monotonic() - started
+        sock.shutdown(socket.SHUT_WR)
+        after = sock.recv(65536)
+        assert after == b"", f"more after the answer: {after[:200]!r}"
+    return answer, took
+
+
+def _answer_complete(answer: bytes, head_only: bool) -> bool:
+    head, sep, body = answer.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    length = re.search(rb"\r\ncontent-length: *(\d+)", head, re.IGNORECASE)
+    return head_only or (length is not None and len(body) >= int(length.group(1)))
 
 
 @pytest.mark.parametrize("path", ["/api/games", "/api/auth/register", "/"])
@@ -247,6 +275,16 @@ def test_a_body_over_the_limit_is_refused_from_its_headers(server, path):  # noq
         "detail": "Request body is 1000000000 bytes; the limit is 65536.",
     }
     assert took < 5
+
+
+def test_a_refused_body_that_never_comes_is_closed_once_the_linger_is_up(server):  # noqa: ANN001
+    """A client that neither sends the body it announced nor closes is not held on to: the
+    server closes its end LINGER_SECONDS after its answer."""
+    from server.daphne_server import LINGER_SECONDS
+
+    answer, took = _raw_request(server, _json_post(1_000_000_000), hold=True)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    assert LINGER_SECONDS - 0.5 < took < LINGER_SECONDS + 3
 
 
 @pytest.mark.parametrize("whole", [False, True])
