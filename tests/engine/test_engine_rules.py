@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from pathlib import Path
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 from engine_helpers import all_cards, foundation, full_deck, pos, refused
 
+from games.certification import BUDGETS, Budget, candidate_deal, certify
 from games.engine import VARIANTS, EngineError, deal_layout, new_game, replay
 from games.engine.cards import card_code, make_deck, parse_card
 from games.engine.deal import shuffle
+from games.engine.solver import solve
 
 # --------------------------------------------------------------------------- common
 
@@ -497,6 +500,13 @@ def test_F5_only_king_or_king_headed_sequence_to_empty_pile() -> None:
 # --------------------------------------------------------------------------- winnable deals
 
 
+def _wins(variant: str, deal: int, line: list[str]) -> bool:
+    try:
+        return replay(variant, deal, line).status == "won"
+    except EngineError:
+        return False
+
+
 def test_W1_a_certified_line_replays_to_a_win() -> None:
     lines = json.loads((Path(__file__).parent / "won_lines.json").read_text())
     assert lines
@@ -507,3 +517,64 @@ def test_W1_a_certified_line_replays_to_a_win() -> None:
         # The line is a certificate only for its deal.
         with pytest.raises(EngineError):
             replay(variant, deal + 1, line)
+
+
+W1_SECRET = "a rules test's secret"
+W1_DAY = dt.date(2026, 1, 1)
+
+
+@pytest.mark.parametrize("variant", ["portuguese", "spanish", "chinese_freecell"])
+def test_W1_a_winnable_variants_daily_deal_is_proven_winnable_by_its_stored_line(variant) -> None:  # noqa: ANN001
+    """Each day's deal is the first candidate the solver wins, with the line that won it."""
+    for day in range(3):
+        date = W1_DAY + dt.timedelta(days=day)
+        cert = certify(W1_SECRET, date, variant, BUDGETS[variant])
+        assert cert.winnable and cert.par_proven
+        assert cert.par_cards == VARIANTS[variant].cards
+        tried = [candidate_deal(W1_SECRET, date, variant, i) for i in range(cert.candidates_tried)]
+        assert cert.deal == tried[-1]
+        assert _wins(variant, cert.deal, cert.line)
+        assert not any(_wins(variant, deal, cert.line) for deal in tried[:-1] + [cert.deal + 1])
+
+
+@pytest.mark.parametrize("variant", ["countess", "barricade"])
+def test_W1_countess_and_barricade_take_the_candidate_with_the_highest_par(variant) -> None:  # noqa: ANN001
+    """The deal is the candidate whose search brings the most cards home (the first of equals),
+    and its stored line brings that many home."""
+    budget = Budget(candidates=4, max_nodes=4_000, time_limit=None)
+    for day in range(2):
+        date = W1_DAY + dt.timedelta(days=day)
+        deals = [candidate_deal(W1_SECRET, date, variant, i) for i in range(budget.candidates)]
+        pars = [
+            solve(new_game(variant, deal), time_limit=None, max_nodes=budget.max_nodes).par
+            for deal in deals
+        ]
+        cert = certify(W1_SECRET, date, variant, budget)
+        assert (cert.deal, cert.par_cards) == (deals[pars.index(max(pars))], max(pars))
+        assert replay(variant, cert.deal, cert.line).foundation_count == cert.par_cards
+        assert len(set(pars)) > 1, "the candidates should differ, or the choice shows nothing"
+
+
+def test_W1_the_par_choice_keeps_the_first_of_equals_and_stops_at_a_win(monkeypatch) -> None:  # noqa: ANN001
+    """The choice alone, on given search results: the first of two equal pars, then a won
+    candidate ends the search at once."""
+    import games.certification as certification
+    from games.engine.solver import SolveResult
+
+    results: list[tuple[int, str]] = []
+    asked: list[int] = []
+
+    def fake_solve(state, **budget):  # noqa: ANN001, ANN003, ANN202
+        asked.append(state.deal)
+        par, outcome = results[len(asked) - 1]
+        return SolveResult(outcome, [], par, outcome == "won")
+
+    monkeypatch.setattr(certification, "solve", fake_solve)
+    deals = [candidate_deal(W1_SECRET, W1_DAY, "countess", i) for i in range(5)]
+    results[:] = [(5, "unknown"), (9, "unknown"), (9, "unknown")]
+    cert = certify(W1_SECRET, W1_DAY, "countess", Budget(candidates=3, max_nodes=1, time_limit=1))
+    assert (cert.deal, cert.par_cards, cert.winnable, asked) == (deals[1], 9, False, deals[:3])
+    asked.clear()
+    results[:] = [(5, "unknown"), (9, "unknown"), (52, "won"), (60, "unknown")]
+    cert = certify(W1_SECRET, W1_DAY, "countess", Budget(candidates=4, max_nodes=1, time_limit=1))
+    assert (cert.deal, cert.par_cards, cert.winnable, asked) == (deals[2], 52, True, deals[:3])
