@@ -465,6 +465,38 @@ def test_a_move_made_behind_a_draw_is_not_sent_for_the_card_the_draw_brings(
     assert rest_game(server, gid, token)["v"] == 19
 
 
+def test_the_servers_reason_for_a_close_is_shown(
+    open_page, server: Server
+) -> None:
+    """The server's reason for closing is shown, not only "offline": a restart (1001) as news,
+    too many sockets (4429) as a fault, each in the pill's tooltip too; then the page is back."""
+    name, token = server.register()
+    gid = server.request("POST", "/api/games", {"variant": "spanish", "deal": 4}, token)["id"]
+    page = open_page()
+    sockets: list = []
+
+    def route(ws) -> None:  # noqa: ANN001
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    page.route_web_socket(re.compile(r".*/ws/games/\d+$"), route)
+    log_in_to_game(page, name, gid)
+    conn, message = page.get_by_test_id("conn"), page.get_by_test_id("message")
+    for code, reason, kind in [
+        (1001, "The server is restarting: connect again.", "info"),
+        (4429, "Too many sockets open: close some first.", "error"),
+    ]:
+        opened = len(sockets)
+        sockets[-1].close(code=code, reason=reason)
+        expect(message).to_have_text(f"The server closed the connection: {reason}")
+        expect(message).to_have_attribute("data-kind", kind)
+        expect(conn).to_have_attribute("title", re.compile(re.escape(reason)))
+        if code == 1001:  # connects again at once (4429 backs off for seconds)
+            expect(conn).to_have_attribute("data-state", "open")
+            assert len(sockets) == opened + 1
+            expect(conn).to_have_attribute("title", "Connected to the server")
+
+
 def test_watch_live_game_and_reconnect(open_page, server: Server) -> None:
     player, token = server.register()
     game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)

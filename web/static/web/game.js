@@ -215,7 +215,12 @@ export class GameView {
     this.renderConn();
     this.connEl.dataset.state = status;
     if (status !== "open") this.root.dataset.synced = "0";
-    this.connEl.title = status === "open" ? "Connected to the server" : "Not connected: moves wait until the connection is back";
+    this.connEl.title = status === "open" ? "Connected to the server"
+      : `Not connected${info.reason ? ` (the server said: ${info.reason})` : ""}: moves wait until the connection is back`;
+    // Said once, as the server closed: a restart is news, too many sockets or frames a fault.
+    if (status === "waiting" && info.reason) {
+      this.message(`The server closed the connection: ${info.reason}`, info.code === 4429 ? "error" : "info");
+    }
   }
 
   // A hint's words go with its rings once the player moves: they named a table now gone.

@@ -49,8 +49,10 @@ export class Leaderboard {
           this.refreshMine();
         }
       },
-      onstatus: (status) => {
+      onstatus: (status, info) => {
         this.connEl.dataset.state = status;
+        if (info.reason) this.connEl.title = `The server closed the connection: ${info.reason}`;
+        else if (status === "open") this.connEl.title = "";
         // As the game's pill says it: a board that stopped updating says so, not just "…".
         this.connEl.textContent = {
           open: "live", connecting: "connecting…", waiting: "offline · reconnecting", closed: "offline",

@@ -2,7 +2,8 @@
 //
 // Frames are JSON `{"t": TYPE, "d": DATA}`. The socket rides on the session cookie (same
 // origin). Listeners: onframe(frame), onstatus(status, info), onopen(), onfatal(code).
-// Status is one of: "connecting", "open", "waiting" (backing off; info.retryIn ms),
+// Status is one of: "connecting", "open", "waiting" (backing off; info.retryIn ms, and
+// info.code and info.reason when the server closed the socket saying why),
 // "closed" (given up: 4401 not signed in, 4404 no socket at that path, or closed by us). A
 // socket the server cannot serve (no such game, one not open to this user yet) stays open and
 // says why in an `error` frame.
@@ -90,19 +91,21 @@ export class ReconnectingSocket {
       }
       // 4429 = rate limited: back off harder before trying again.
       if (event.code === 4429) this.attempt = Math.max(this.attempt, 4);
-      this.scheduleRetry();
+      // The server's own reason, when it closed with one (4429 too many sockets or frames,
+      // 1001 restarting): the page can say why it is offline, not just that it is.
+      this.scheduleRetry(event.reason ? { code: event.code, reason: event.reason } : {});
     };
     ws.onerror = () => {
       /* onclose follows and handles it */
     };
   }
 
-  scheduleRetry() {
+  scheduleRetry(closed = {}) {
     if (this.stopped) return;
     const base = Math.min(10000, 500 * 2 ** this.attempt);
     const delay = Math.round(base * (0.75 + Math.random() * 0.5));
     this.attempt += 1;
-    this.setStatus("waiting", { retryIn: delay, attempt: this.attempt });
+    this.setStatus("waiting", { retryIn: delay, attempt: this.attempt, ...closed });
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.connect(), delay);
   }
