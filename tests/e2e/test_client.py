@@ -465,9 +465,7 @@ def test_a_move_made_behind_a_draw_is_not_sent_for_the_card_the_draw_brings(
     assert rest_game(server, gid, token)["v"] == 19
 
 
-def test_the_servers_reason_for_a_close_is_shown(
-    open_page, server: Server
-) -> None:
+def test_the_servers_reason_for_a_close_is_shown(open_page, server: Server) -> None:
     """The server's reason for closing is shown, not only "offline": a restart (1001) as news,
     too many sockets (4429) as a fault, each in the pill's tooltip too; then the page is back."""
     name, token = server.register()
