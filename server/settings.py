@@ -373,16 +373,17 @@ if not DEBUG:
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
     }
 
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"without_traceback": {"()": "server.errors.WithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         # Django's own configuration gives "django" a console handler of its own under DEBUG,
         # and the record went on to the root's as well: every warning printed twice.
-        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
         "django.db.backends": {"level": "INFO"},
         "django.security.DisallowedHost": {"filters": ["without_traceback"]},
     },

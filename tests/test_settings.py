@@ -62,6 +62,25 @@ def test_a_django_warning_is_logged_once(debug: str):
     assert run.stderr.count("Not Found: /nowhere") == 1, run.stderr
 
 
+def test_log_level_sets_djangos_loggers_too():
+    """LOG_LEVEL=ERROR quiets Django's warnings as it does the server's; its SQL log stays
+    off at DEBUG."""
+    code = (
+        "import django, logging; django.setup(); "
+        "logging.getLogger('django.request').warning('Not Found: /nowhere'); "
+        "logging.getLogger('server.x').warning('a warning of the server'); "
+        "logging.getLogger('django.request').error('an error of Django'); "
+        "print(logging.getLogger('django.db.backends').getEffectiveLevel())"
+    )
+    env = {"DJANGO_SETTINGS_MODULE": "server.settings", "SECRET_KEY": "x" * 50}
+    run = run_python(code, LOG_LEVEL="ERROR", SQLITE_PATH="/tmp/unused.sqlite3", **env)
+    assert run.returncode == 0, run.stderr
+    assert "an error of Django" in run.stderr
+    assert "Not Found" not in run.stderr and "a warning of the server" not in run.stderr
+    run = run_python(code, LOG_LEVEL="DEBUG", SQLITE_PATH="/tmp/unused.sqlite3", **env)
+    assert "Not Found" in run.stderr and run.stdout.strip() == "20"  # INFO: no SQL
+
+
 def test_a_development_key_is_made_once_per_checkout_and_kept(tmp_path):  # noqa: ANN001
     """No key written in the repository: the daily deals derive from it, and anyone could
     compute a development server's deals (tomorrow's too) and their face-down cards."""
