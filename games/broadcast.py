@@ -43,26 +43,39 @@ class WireFrame(NamedTuple):
     t: str
     v: int | None
     text: str
-    # A state of a game that has ended. A resign ends a game without changing its version, so
-    # a state of the same version that is still playing is older (state_order).
-    ended: bool = False
+    # Where a state stands within its version (`stage`): a resign ends a game, and a day's end
+    # closes a ranked attempt left open, without changing its version, so a state of the same
+    # version at an earlier stage is older (state_order).
+    stage: int = 0
 
 
 def wire(frame: dict[str, Any]) -> WireFrame:
-    return WireFrame(frame["t"], frame.get("v"), encode(frame), ended(frame))
+    return WireFrame(frame["t"], frame.get("v"), encode(frame), stage(frame))
 
 
-def ended(frame: dict[str, Any]) -> bool:
-    """Whether a frame is a state of a game that has ended."""
-    return frame["t"] == "state" and frame["d"]["status"] != "playing"
+# A state's stages within one version, in the order they come.
+PLAYING, DAY_OVER, ENDED = 0, 1, 2
 
 
-def state_order(v: int, ended: bool) -> tuple[int, bool]:
-    """Where a state stands in its game's history: by version, and within one version the
-    ending after the play (a resign keeps the version). Two writers' states can reach a socket
-    in either order (a move's batch and a resign on a thread, each fanning out when it has
-    committed); a socket that has one never shows an earlier one after it."""
-    return (v, ended)
+def stage(frame: dict[str, Any]) -> int:
+    """Where a frame stands within its version: ENDED for a state of a game that has ended,
+    DAY_OVER for one of an attempt its day's end closed (still playing, no legal moves),
+    else PLAYING (any frame that is not a state too)."""
+    if frame["t"] != "state":
+        return PLAYING
+    data = frame["d"]
+    if data["status"] != "playing":
+        return ENDED
+    return DAY_OVER if data.get("day_over") else PLAYING
+
+
+def state_order(v: int, stage: int) -> tuple[int, int]:
+    """Where a state stands in its game's history: by version, and within one version by its
+    stage (the play, then the day's end, then the ending). Two writers' states can reach a
+    socket in either order (a move's batch and a resign on a thread, each fanning out when it
+    has committed); a socket that has one never shows an earlier one after it, nor the same
+    one again."""
+    return (v, stage)
 
 
 def may_reach_others(layer: Any, game_id: int, exclude: str | None) -> bool:
@@ -85,7 +98,7 @@ async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = Non
                 "text": frame.text,
                 "t": frame.t,
                 "v": frame.v,
-                "ended": frame.ended,
+                "stage": frame.stage,
                 "exclude": exclude,
             },
         )

@@ -18,7 +18,7 @@ import orjson
 from django.conf import settings
 
 from games import services, socket_calls
-from games.broadcast import encode, ended, fan_out, game_group, state_order
+from games.broadcast import encode, fan_out, game_group, stage, state_order
 from games.move_batcher import MoveBatcher
 from server.errors import AppError
 from server.lean_consumer import CLOSE_ABUSE, LeanWebsocketConsumer, TokenBucket
@@ -234,7 +234,7 @@ def _version_refusal(action: str, data: dict) -> str:
 
 def _order(event: dict) -> tuple[int, bool]:
     """Where a state fanned out to a game's group stands in the game's history (state_order)."""
-    return state_order(event["v"], event.get("ended", False))
+    return state_order(event["v"], event.get("stage", 0))
 
 
 def _frame_id(text_data: str | None) -> Any:
@@ -255,7 +255,7 @@ class GameConsumer(JsonFrameConsumer):
 
     frame_types = ("move", "undo", "resign", "sync", "ping")
     batcher: MoveBatcher | None = None  # the loop's, looked up at this socket's first move
-    ended = False  # whether the last state this socket was sent is of an ended game
+    stage = 0  # the stage of the last state this socket was sent (broadcast.stage)
 
     async def on_connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
@@ -273,7 +273,7 @@ class GameConsumer(JsonFrameConsumer):
         if isinstance(loaded, AppError):
             return await self.refuse_socket(loaded, msg_id)
         owner_id, self.version, frame = loaded
-        self.ended = ended(frame)
+        self.stage = stage(frame)
         self.is_owner = owner_id == self.user.id
         self.refusal = None
         await self.send_frame(frame)
@@ -289,7 +289,11 @@ class GameConsumer(JsonFrameConsumer):
         straight to this process's sockets; two batches committing back to back). It waits
         for the missing one, with what came after it, for at most `gap_wait` seconds: one that
         never comes (the layer dropped it) holds nothing back longer, and the later state has
-        the whole position. A state older than this socket's is dropped."""
+        the whole position. A state this socket already has, or an older one, is dropped: a
+        move committed while the socket loaded its first state (or a `sync`'s) is in that
+        state and fans out to it as well, and was sent again, once even after the answer to a
+        later `sync`. A resign, or the day's end, keeps the version, but its state stands after
+        the one still playing (state_order), so it is never taken for a copy."""
         if event.get("exclude") == self.channel_name or self.refusal is not None:
             return
         if event["t"] != "state":
@@ -298,10 +302,10 @@ class GameConsumer(JsonFrameConsumer):
             else:
                 await self.send(text_data=event["text"])
             return
-        if self._older(event):
+        if not self._newer(event):
             return
         if not self.held and event["v"] <= self.version + 1:
-            self.version, self.ended = event["v"], event.get("ended", False)
+            self.version, self.stage = event["v"], event.get("stage", 0)
             return await self.send(text_data=event["text"])
         self.held.append([event])
         self.held.sort(key=lambda group: _order(group[0]))
@@ -311,19 +315,19 @@ class GameConsumer(JsonFrameConsumer):
     gap_wait = 0.25
     _gap_timer: asyncio.TimerHandle | None = None
 
-    def _older(self, event: dict) -> bool:
-        return _order(event) < state_order(self.version, self.ended)
+    def _newer(self, event: dict) -> bool:
+        return _order(event) > state_order(self.version, self.stage)
 
     async def release_held(self, everything: bool = False) -> None:
         """Send the held states that follow on from this socket's version (all of them, in
         order, once the wait is over), each with the frames that came after it; drop any that
-        is older by now. The wait starts when a state is first held and is not drawn out by
-        later ones."""
+        this socket has by now, or an older one. The wait starts when a state is first held
+        and is not drawn out by later ones."""
         texts = []
         while self.held and (everything or self.held[0][0]["v"] <= self.version + 1):
             state, *after = self.held.pop(0)
-            if not self._older(state):
-                self.version, self.ended = state["v"], state.get("ended", False)
+            if self._newer(state):
+                self.version, self.stage = state["v"], state.get("stage", 0)
                 texts.append(state["text"])
             texts.extend(frame["text"] for frame in after)
         if not self.held and self._gap_timer is not None:
@@ -350,7 +354,7 @@ class GameConsumer(JsonFrameConsumer):
         loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
         if not isinstance(loaded, AppError):
             _, self.version, frame = loaded
-            self.ended = ended(frame)
+            self.stage = stage(frame)
             await self.send_frame(frame)
             if self.held:
                 await self.release_held()
@@ -411,7 +415,7 @@ class GameConsumer(JsonFrameConsumer):
         # The state, then the result if the game ended (events.frames_for). Nothing from the
         # group reached this socket meanwhile: a consumer handles one message at a time.
         self.version, frames = result
-        self.ended = frames[0].ended
+        self.stage = frames[0].stage
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])
         if self.held:
