@@ -56,6 +56,8 @@ _GOING_AWAY_REASON = b"The server is restarting: connect again."
 # Below this many frames waiting, a socket is not looked at further: a client that waits for
 # its answers has one or two waiting at most, however fast it plays.
 _QUIET_WAITING = 8
+# The close codes for a client's own protocol errors: a malformed frame, a text that is not UTF-8.
+_PROTOCOL_ERRORS = (1002, 1007)
 
 
 _SHORT_HEADERS = [bytes((_TEXT, n)) for n in range(126)]
@@ -146,6 +148,20 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
             if not self._pings.take():
                 return
         super().onPing(payload)
+
+    def dropConnection(self, abort: bool = False) -> None:  # noqa: N802 - autobahn's name
+        """As autobahn's, except right after this server failed the connection for a protocol
+        error of the client's (1002, 1007): then the close frame saying so goes out before the
+        connection closes.
+
+        A close frame that breaks the protocol (a one-byte payload, a code such as 999, a
+        reason that is not UTF-8) is failed with 1002 or 1007, and autobahn then takes that
+        same frame for the client's answer to it and drops the connection with abort: a reset,
+        which discarded the close frame just written. RFC 6455 (7.1.7) says the server SHOULD
+        send it; the client saw its socket vanish with no code."""
+        if abort and self.failedByMe and self.localCloseCode in _PROTOCOL_ERRORS:
+            abort = False
+        super().dropConnection(abort)
 
     def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:  # noqa: N802
         """As autobahn's, then drop the connection if its client has stopped reading.

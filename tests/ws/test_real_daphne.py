@@ -399,19 +399,13 @@ def test_a_body_at_the_limit_still_reaches_the_api(server):  # noqa: ANN001
     assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
 
 
-def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(server):  # noqa: ANN001
-    """Frames written thousands at a time are not queued without end behind the socket's
-    rate limit: past WS_MAX_WAITING_FRAMES waiting, the server closes with 4429 at once.
-
-    A raw socket, not a WebSocket library's: a library answers the server's close from its own
-    thread, and that answer could land in the middle of the flood being written."""
+def _raw_game_socket(server, name: str):  # noqa: ANN001, ANN202
+    """A game socket opened on a raw TCP socket by a new user `name`: the socket, and what
+    came after the handshake's answer."""
     import base64
-    import contextlib
     import socket
 
-    from websockets.frames import Close, Opcode
-
-    token = register(server, "flooder")
+    token = register(server, name)
     status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
     assert status == 201
     key = base64.b64encode(os.urandom(16)).decode()
@@ -420,20 +414,58 @@ def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(serve
         "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
         f"Sec-WebSocket-Key: {key}\r\nAuthorization: Token {token}\r\n\r\n"
     )
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+    sock.sendall(head.encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 101 "), answer[:200]
+    return sock, answer.split(b"\r\n\r\n", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        (b"\x03", 1002),  # one byte: half a close code
+        ((999).to_bytes(2, "big"), 1002),  # a code no endpoint may send
+        ((1000).to_bytes(2, "big") + b"\xff\xfe", 1007),  # a reason that is not UTF-8
+    ],
+)
+def test_a_malformed_close_frame_is_answered_with_its_close_code(server, payload, code):  # noqa: ANN001
+    """The server fails the connection with 1002 or 1007 and says so in a close frame before
+    closing: it used to reset the connection, the close frame thrown away (autobahn took the
+    malformed close for the answer to its own)."""
+    from websockets.frames import Close, Opcode
+
+    sock, received = _raw_game_socket(server, f"closer{code}{len(payload)}")
+    with sock:
+        sock.sendall(bytes((0x88, 0x80 | len(payload))) + b"\0\0\0\0" + payload)
+        while chunk := sock.recv(65536):  # a reset raises: the test fails on it
+            received += chunk
+    closes = [Close.parse(f.data) for f in parse_frames(received) if f.opcode == Opcode.CLOSE]
+    assert [c.code for c in closes] == [code]
+
+
+def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(server):  # noqa: ANN001
+    """Frames written thousands at a time are not queued without end behind the socket's
+    rate limit: past WS_MAX_WAITING_FRAMES waiting, the server closes with 4429 at once.
+
+    A raw socket, not a WebSocket library's: a library answers the server's close from its own
+    thread, and that answer could land in the middle of the flood being written."""
+    import contextlib
+
+    from websockets.frames import Close, Opcode
+
     ping = b'{"t":"ping"}'
     frame = bytes((0x81, 0x80 | len(ping))) + b"\0\0\0\0" + ping  # masked with a zero key
-    with socket.create_connection(("127.0.0.1", server.port), timeout=20) as sock:
-        sock.sendall(head.encode())
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            answer += sock.recv(65536)
-        assert answer.startswith(b"HTTP/1.1 101 "), answer[:200]
+    sock, answer = _raw_game_socket(server, "flooder")
+    with sock:
         # In one write, so the server reads them together; then a close, as a client that is
         # done says goodbye (without it the server's close would time out into a reset, which
         # throws away what this side has not read yet, the close frame too, on a busy host).
         goodbye = b"\x88\x82\0\0\0\0" + (1000).to_bytes(2, "big")
         sock.sendall(frame * 5000 + goodbye)
-        received = answer.split(b"\r\n\r\n", 1)[1]
+        received = answer
         port = sock.getsockname()[1]
         # Until the server closes the connection. It may reset it (it stops reading the
         # flood): on a busy host the reset can throw away frames this side had not read yet,
