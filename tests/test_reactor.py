@@ -138,3 +138,25 @@ def test_workers_run_on_uvloop_unless_told(setting, module):  # noqa: ANN001
 def test_an_unknown_event_loop_is_refused_by_name():
     run = _in_a_worker("w.new_event_loop()", EVENT_LOOP="trio")
     assert run.returncode == 1 and "EVENT_LOOP='trio': use one of uvloop, asyncio" in run.stderr
+
+
+@pytest.mark.parametrize(("env", "kept"), [({}, "200"), ({"DEBUG_QUERIES_KEPT": "50"}, "50")])
+def test_a_worker_keeps_a_bounded_query_log_under_debug(env, kept):  # noqa: ANN001
+    """Django keeps 9,000 queries per connection under DEBUG, and a worker's connections last
+    as long as its threads: `make run` grew by 7 MB per 1,000 sockets. A worker keeps 200."""
+    code = (
+        "w.cap_query_log(); import django; django.setup(); "
+        "from django.db import connection; connection.ensure_connection(); "
+        "[connection.cursor().execute('SELECT 1') for _ in range(300)]; "
+        "print(connection.queries_log.maxlen, len(connection.queries))"
+    )
+    run = _in_a_worker(
+        code,
+        DJANGO_SETTINGS_MODULE="server.settings",
+        DEBUG="1",
+        SECRET_KEY="x" * 50,
+        SQLITE_PATH="/tmp/unused-queries.sqlite3",
+        **env,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [kept, kept]
