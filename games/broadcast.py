@@ -30,6 +30,10 @@ def encode(frame: dict[str, Any]) -> str:
     return orjson.dumps(frame, default=str, option=_ENCODE_OPTIONS).decode()
 
 
+# A state's stages within one version, in the order they come (stage, state_order).
+PLAYING, DAY_OVER, ENDED = 0, 1, 2
+
+
 class WireFrame(NamedTuple):
     """A frame as it goes out: its JSON text, with its type and version beside it for the
     sockets that filter on them (games.consumers.GameConsumer.game_frame).
@@ -46,15 +50,11 @@ class WireFrame(NamedTuple):
     # Where a state stands within its version (`stage`): a resign ends a game, and a day's end
     # closes a ranked attempt left open, without changing its version, so a state of the same
     # version at an earlier stage is older (state_order).
-    stage: int = 0
+    stage: int = PLAYING
 
 
 def wire(frame: dict[str, Any]) -> WireFrame:
     return WireFrame(frame["t"], frame.get("v"), encode(frame), stage(frame))
-
-
-# A state's stages within one version, in the order they come.
-PLAYING, DAY_OVER, ENDED = 0, 1, 2
 
 
 def stage(frame: dict[str, Any]) -> int:

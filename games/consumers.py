@@ -18,7 +18,7 @@ import orjson
 from django.conf import settings
 
 from games import services, socket_calls
-from games.broadcast import encode, fan_out, game_group, stage, state_order
+from games.broadcast import PLAYING, encode, fan_out, game_group, stage, state_order
 from games.move_batcher import MoveBatcher
 from server.errors import AppError
 from server.lean_consumer import CLOSE_ABUSE, LeanWebsocketConsumer, TokenBucket
@@ -232,9 +232,9 @@ def _version_refusal(action: str, data: dict) -> str:
     return f"{needs}, a whole number from 0 that fits in 64 bits, not {sent}."
 
 
-def _order(event: dict) -> tuple[int, bool]:
+def _order(event: dict) -> tuple[int, int]:
     """Where a state fanned out to a game's group stands in the game's history (state_order)."""
-    return state_order(event["v"], event.get("stage", 0))
+    return state_order(event["v"], event.get("stage", PLAYING))
 
 
 def _frame_id(text_data: str | None) -> Any:
@@ -255,7 +255,7 @@ class GameConsumer(JsonFrameConsumer):
 
     frame_types = ("move", "undo", "resign", "sync", "ping")
     batcher: MoveBatcher | None = None  # the loop's, looked up at this socket's first move
-    stage = 0  # the stage of the last state this socket was sent (broadcast.stage)
+    stage = PLAYING  # the stage of the last state this socket was sent (broadcast.stage)
 
     async def on_connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
@@ -305,7 +305,7 @@ class GameConsumer(JsonFrameConsumer):
         if not self._newer(event):
             return
         if not self.held and event["v"] <= self.version + 1:
-            self.version, self.stage = event["v"], event.get("stage", 0)
+            self.version, self.stage = event["v"], event.get("stage", PLAYING)
             return await self.send(text_data=event["text"])
         self.held.append([event])
         self.held.sort(key=lambda group: _order(group[0]))
@@ -327,7 +327,7 @@ class GameConsumer(JsonFrameConsumer):
         while self.held and (everything or self.held[0][0]["v"] <= self.version + 1):
             state, *after = self.held.pop(0)
             if self._newer(state):
-                self.version, self.stage = state["v"], state.get("stage", 0)
+                self.version, self.stage = state["v"], state.get("stage", PLAYING)
                 texts.append(state["text"])
             texts.extend(frame["text"] for frame in after)
         if not self.held and self._gap_timer is not None:

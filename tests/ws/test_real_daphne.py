@@ -458,14 +458,13 @@ def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(serve
 
     ping = b'{"t":"ping"}'
     frame = bytes((0x81, 0x80 | len(ping))) + b"\0\0\0\0" + ping  # masked with a zero key
-    sock, answer = _raw_game_socket(server, "flooder")
+    sock, received = _raw_game_socket(server, "flooder")
     with sock:
         # In one write, so the server reads them together; then a close, as a client that is
         # done says goodbye (without it the server's close would time out into a reset, which
         # throws away what this side has not read yet, the close frame too, on a busy host).
         goodbye = b"\x88\x82\0\0\0\0" + (1000).to_bytes(2, "big")
         sock.sendall(frame * 5000 + goodbye)
-        received = answer
         port = sock.getsockname()[1]
         # Until the server closes the connection. It may reset it (it stops reading the
         # flood): on a busy host the reset can throw away frames this side had not read yet,
