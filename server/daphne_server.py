@@ -16,7 +16,8 @@
   (`ProjectWebSocketProtocol.onMessage`, `onPing`).
 - **A body too large is refused from its headers** (`ProjectWebRequest.gotLength`).
 - **A request head the server will not read gets an answer** (`ProjectHTTPChannel`).
-- **A server that stops closes its sockets with 1001** (`ProjectServer.close_sockets`).
+- **A server that stops answers what its sockets have sent, then closes them with 1001**
+  (`ProjectServer.close_sockets`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from twisted.protocols.policies import WrappingFactory
 from twisted.web import http
 
 from server.body_rules import body_refusal
-from server.lean_consumer import CLOSE_ABUSE, SEND_MANY, TokenBucket
+from server.lean_consumer import CLOSE_ABUSE, SEND_MANY, LeanWebsocketConsumer, TokenBucket
 
 log = logging.getLogger(__name__)
 # Reason phrases: Python's, with RFC 9110's names where Python 3.11 keeps older ones.
@@ -114,8 +115,8 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
         check took 7-10 s), and heard its 4429 only once the backlog was worked through. Past
         WS_MAX_WAITING_FRAMES frames, or WS_MAX_WAITING_BYTES, waiting unhandled, the socket
         is closed with 4429 now, and what it had waiting is dropped, never played."""
-        if self.flooded:
-            return
+        if self.flooded or self.state != self.STATE_OPEN:
+            return  # or after this server's close frame: nothing it hears then is answered
         queue = getattr(self, "application_queue", None)
         if queue is not None and queue.qsize() >= _QUIET_WAITING and self._flooding(queue):
             self.flooded = True
@@ -585,38 +586,60 @@ class ProjectServer(daphne.server.Server):
         reactor.addSystemEventTrigger("before", "shutdown", self.close_sockets)
         super().run()
 
-    # How long a stopping server waits for its sockets' clients to answer their close.
+    # How long a stopping server lets its sockets' frames be answered (a move being written
+    # is committed, and its `ack` and `state` go out), then how long it waits for the clients
+    # to answer its close.
+    drain_wait = 2.0
     close_wait = 1.0
 
     def close_sockets(self) -> Deferred | None:
-        """As the server stops, end every open socket with 1001 (going away) and a reason that
-        says to connect again, and wait up to `close_wait` seconds for the clients to answer.
-        Without it the reactor cut each connection without a close frame, and a client saw
-        1006, which reads as its own network failing. A move whose batch is still being written
-        is committed or not as it was; its socket hears no answer, and a client that connects
-        again learns which from the state (a resent move gets `stale_version`).
+        """As the server stops, stop reading the open sockets and let every frame they have
+        sent be answered (up to `drain_wait` seconds), then end each with 1001 (going away)
+        and a reason that says to connect again, and wait up to `close_wait` seconds for the
+        clients to answer. Without the drain a move whose batch was being written was
+        committed and never acknowledged: its client could only tell from the state once it
+        had connected again. Without the close the reactor cut each connection without a
+        close frame, and a client saw 1006, which reads as its own network failing.
 
         RFC 6455's 1001 is outside the codes autobahn's `sendClose` lets an application send
         (1000, 3000-4999), so the frame goes through the method beneath it."""
-        closing = [
+        sockets = [
             p
             for p in self.connections
             if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN
         ]
-        for protocol in closing:
-            protocol.sendCloseFrame(code=CLOSE_GOING_AWAY, reasonUtf8=_GOING_AWAY_REASON)
-        if not closing:
+        if not sockets:
             return None
-        deadline = time.monotonic() + self.close_wait
+        for protocol in sockets:
+            protocol.transport.pauseProducing()
         done: Deferred = Deferred()
+        drain_until = time.monotonic() + self.drain_wait
+        quiet = 0
 
-        def check() -> None:
-            if time.monotonic() >= deadline or all(p.state == p.STATE_CLOSED for p in closing):
-                done.callback(None)
-            else:
-                reactor.callLater(0.02, check)
+        def drain() -> None:
+            nonlocal quiet
+            # Quiet twice in a row: a frame taken off a queue is in hand within a loop pass.
+            quiet = quiet + 1 if _all_answered(sockets) else 0
+            if quiet < 2 and time.monotonic() < drain_until:
+                reactor.callLater(0.01, drain)
+                return
+            for protocol in sockets:
+                if protocol.state == protocol.STATE_OPEN:
+                    protocol.sendCloseFrame(code=CLOSE_GOING_AWAY, reasonUtf8=_GOING_AWAY_REASON)
+                    protocol.transport.resumeProducing()  # to read the client's close
+            close_until = time.monotonic() + self.close_wait
 
-        reactor.callLater(0.02, check)
+            def check() -> None:
+                if time.monotonic() >= close_until or all(
+                    p.state == p.STATE_CLOSED for p in sockets
+                ):
+                    done.callback(None)
+                else:
+                    reactor.callLater(0.02, check)
+
+            check()
+
+        drain()
         return done
 
     def create_application(self, protocol: Any, scope: dict) -> Any:
@@ -630,6 +653,15 @@ class ProjectServer(daphne.server.Server):
         if protocol not in self.connections or self.connections[protocol].get("disconnected"):
             return  # as daphne does for a single frame
         protocol.send_texts(message["texts"])
+
+
+def _all_answered(sockets: list[Any]) -> bool:
+    """Whether no socket of this process has a frame waiting for its consumer, and no
+    consumer is handling one."""
+    if LeanWebsocketConsumer.handling:
+        return False
+    queues = (getattr(p, "application_queue", None) for p in sockets)
+    return all(q is None or q.empty() for q in queues)
 
 
 class ProjectCommandLine(CommandLineInterface):

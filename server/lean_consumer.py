@@ -138,11 +138,19 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         """
         return self.inbound is None or not self.inbound.empty()
 
+    # Messages the sockets of this process are handling now, all of them: a stopping server
+    # waits for none to be left before it closes them (server.daphne_server.close_sockets).
+    handling = 0
+
     async def dispatch(self, message: dict) -> None:
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+        LeanWebsocketConsumer.handling += 1
+        try:
+            await handler(message)
+        finally:
+            LeanWebsocketConsumer.handling -= 1
 
     async def send(
         self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from websockets.sync.client import connect
@@ -226,3 +227,33 @@ def play_first_moves(sock, moves: int) -> dict:  # noqa: ANN001
         assert state["t"] == "state" and state["v"] == i + 1
         assert state["d"]["last_move"] == move
     return state
+
+
+def stop_while_a_move_is_written(
+    server: Daphne, token: str, holding_writes: Callable[[int], AbstractContextManager]
+) -> tuple[int, str]:
+    """Send a new game's first move while `holding_writes(game_id)` keeps the database from
+    writing it, tell the server to stop, then let the write go: the move is acknowledged and
+    its state sent before the socket's 1001, and the server exits. Returns the game and move."""
+    status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
+    assert status == 201, game
+    with ws(server, f"/ws/games/{game['id']}", token) as sock:
+        move = recv(sock)["d"]["legal_moves"][0]
+        with holding_writes(game["id"]):
+            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": 0, "id": "m-1"}}))
+            time.sleep(0.3)  # the move is read and its batch waits for the database
+            server.proc.terminate()
+            time.sleep(0.3)  # the server is stopping
+        assert recv(sock) == {"t": "ack", "d": {"id": "m-1"}}
+        state = recv(sock)
+        assert (state["t"], state["v"], state["d"]["last_move"]) == ("state", 1, move)
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            sock.recv(timeout=10)
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == 1001
+        else:
+            raise AssertionError("the socket stayed open")
+    assert server.proc.wait(30) == 0
+    return game["id"], move

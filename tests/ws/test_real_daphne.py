@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from contextlib import ExitStack, suppress
+import sqlite3
+from contextlib import ExitStack, contextmanager, suppress
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -18,6 +19,7 @@ from tests.live_server import (
     recv,
     register,
     server_env,
+    stop_while_a_move_is_written,
     ws,
 )
 
@@ -103,6 +105,29 @@ def test_a_server_that_stops_closes_its_sockets_with_1001_going_away(shared_env,
                 assert info.value.rcvd.reason == "The server is restarting: connect again."
         assert server.proc.wait(30) == 0
     finally:
+        server.stop()
+
+
+def test_a_stopping_server_answers_a_move_it_is_writing_before_it_closes(shared_env, tmp_path):  # noqa: ANN001
+    """A move whose batch is being written when the server is told to stop is committed and
+    answered, `ack` then `state`, before the socket's 1001: the client knows its move stands
+    without connecting again. Here the test holds SQLite's write lock meanwhile."""
+    server = Daphne(shared_env, tmp_path / "daphne-drain.log")
+    db = sqlite3.connect(shared_env["SQLITE_PATH"], isolation_level=None, timeout=20)
+
+    @contextmanager
+    def holding_writes(game_id: int):  # noqa: ANN202
+        db.execute("BEGIN IMMEDIATE")
+        yield
+        db.execute("ROLLBACK")
+
+    try:
+        token = register(server, "drained")
+        game_id, _ = stop_while_a_move_is_written(server, token, holding_writes)
+        moves = db.execute("SELECT n FROM games_move WHERE game_id = ?", [game_id]).fetchall()
+        assert moves == [(1,)]
+    finally:
+        db.close()
         server.stop()
 
 

@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 
+import psycopg
 import pytest
 from django.db import connection
 
-from tests.live_server import Daphne, play_first_moves, recv, register, server_env, ws
+from tests.live_server import (
+    Daphne,
+    play_first_moves,
+    recv,
+    register,
+    server_env,
+    stop_while_a_move_is_written,
+    ws,
+)
 
 pytestmark = [
     pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="DATABASE_URL not set"),
@@ -46,5 +56,28 @@ def test_play_over_a_real_socket_on_postgresql(tmp_path):  # noqa: ANN001
         assert status == 200 and [m["n"] for m in history] == [1, 2, 3, 4, 5]
         status, stored = server.call("GET", f"/api/games/{game['id']}", None, token)
         assert stored["v"] == 5 and stored["state"]["tableau"] == state["d"]["tableau"]
+    finally:
+        server.stop()
+
+
+def test_a_stopping_server_answers_a_move_its_loop_is_writing_before_it_closes(tmp_path):  # noqa: ANN001
+    """As on SQLite (test_real_daphne), with the batch on the event loop's own connection: the
+    test holds the game's row lock, so the batch's write waits until after the signal."""
+    url = _test_database_url()
+    server = Daphne(server_env(tmp_path / "unused.sqlite3", DATABASE_URL=url), tmp_path / "d.log")
+
+    @contextmanager
+    def holding_writes(game_id: int):  # noqa: ANN202
+        with psycopg.connect(url) as holder:
+            holder.execute("SELECT 1 FROM games_game WHERE id = %s FOR UPDATE", [game_id])
+            yield
+            holder.rollback()
+
+    try:
+        token = register(server, "pgdrained")
+        game_id, move = stop_while_a_move_is_written(server, token, holding_writes)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT n, move FROM games_move WHERE game_id = %s", [game_id])
+            assert cursor.fetchall() == [(1, move)]
     finally:
         server.stop()
