@@ -31,21 +31,25 @@ from server.errors import AppError
 Result = tuple[int, list[WireFrame]] | AppError
 
 
-def write_batch(requests: list[services.MoveRequest]) -> list[Result]:
+def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> list[Result]:
     """Play a batch and build each move's frames, in one worker-thread call.
 
     If the batch as a whole fails (a database error, not a refused move), each move is played
     again in a transaction of its own, so one bad request cannot sink the others; a move that
     fails alone too gets its exception back (its socket closes with an error, as it would have
-    without batching).
+    without batching). A failed batch may have committed all the same (its connection died
+    after its COMMIT went out), so the moves played again are answered as played if their
+    games have them (`services.play_moves`' `landed`); so are the moves of a batch `resent`
+    after such a failure elsewhere (the event loop's writer).
     """
     try:
-        outcomes: list = services.play_moves(requests)
+        outcomes: list = services.play_moves(requests, set() if resent else None)
     except Exception:  # noqa: BLE001 - retried one by one below, where the error is reported
         outcomes = []
+        landed: set[tuple[int, int]] = set()
         for r in requests:
             try:
-                outcomes.append(services.play_move(r.game_id, r.user, r.move, r.v))
+                outcomes.append(services.play_move(r.game_id, r.user, r.move, r.v, landed))
             except Exception as exc:  # noqa: BLE001 - handed to that move's caller
                 outcomes.append(exc)
     return answers(outcomes)

@@ -500,9 +500,16 @@ def _apply(game: Game, move: str, v: int | None, now: dt.datetime) -> Outcome:
     return _advance(game, new_state, new_state.last_move or move, now)
 
 
-def play_move(game_id: int, user, move: str, v: int | None) -> Outcome:  # noqa: ANN001
-    """Apply one move through the rules engine, or raise AppError and change nothing."""
-    result = play_moves([MoveRequest(game_id, user, move, v)])[0]
+def play_move(
+    game_id: int,
+    user,  # noqa: ANN001
+    move: str,
+    v: int | None,
+    landed: set[tuple[int, int]] | None = None,
+) -> Outcome:
+    """Apply one move through the rules engine, or raise AppError and change nothing;
+    `landed` as for play_moves."""
+    result = play_moves([MoveRequest(game_id, user, move, v)], landed)[0]
     if isinstance(result, AppError):
         raise result
     return result
@@ -518,7 +525,9 @@ class MoveRequest(NamedTuple):
     v: int | None
 
 
-def play_moves(requests: list[MoveRequest]) -> list[Outcome | AppError]:
+def play_moves(
+    requests: list[MoveRequest], landed: set[tuple[int, int]] | None = None
+) -> list[Outcome | AppError]:
     """Play many moves, on many games, in one transaction: a group commit.
 
     Under load, most of a move's cost is the transaction around it (round trips, the commit's
@@ -528,16 +537,25 @@ def play_moves(requests: list[MoveRequest]) -> list[Outcome | AppError]:
     statement. A refused move is that request's AppError, raised before anything of it is
     written, so it never spoils the others. Each Outcome holds its own copy of the game, as it
     stood right after that move.
+
+    `landed`: these moves were sent in a batch that failed without saying whether it had
+    committed (its connection died after the COMMIT went out). A move its game already has, as
+    the version after its `v`, is then that batch's, and is answered as played, not as stale;
+    the set holds the (game, version) pairs this retry has answered so far, so that a copy of
+    the move sent twice still gets `stale_version`, as it would have.
     """
-    if _can_pipeline():
+    if landed is None and _can_pipeline():
         results = _play_moves_pipelined(requests)
         if results is not None:
             return results
     with transaction.atomic():
         games = _lock_many(_ids(requests))
-        results, rows, touched = _apply_batch(games, requests)
+        answered = set(landed) if landed is not None else None
+        results, rows, touched = _apply_batch(games, requests, answered)
         if rows:
             _persist(rows, touched)
+    if landed is not None:
+        landed |= answered  # committed: these versions are answered now
     return results
 
 
@@ -546,12 +564,15 @@ def _ids(requests: list[MoveRequest]) -> list[int]:
 
 
 def _apply_batch(
-    games: dict[int, Game], requests: list[MoveRequest]
+    games: dict[int, Game],
+    requests: list[MoveRequest],
+    landed: set[tuple[int, int]] | None = None,
 ) -> tuple[list[Outcome | AppError], list[tuple[int, int, str, Any]], list[Game]]:
     """Check and apply each request against the locked games, in memory, in order.
 
     Returns each request's Outcome or AppError, the Move rows to append, and the games that
-    changed (to be written in their final state).
+    changed (to be written in their final state). `landed`: as for play_moves; the versions
+    answered here are added to it.
     """
     results: list[Outcome | AppError] = []
     rows: list[tuple[int, int, str, Any]] = []
@@ -565,6 +586,12 @@ def _apply_batch(
         except AppError as exc:
             results.append(exc)
             continue
+        if landed is not None and _landed(game, request, landed):
+            outcome = _as_played(game, request.move)
+            if later[request.game_id]:
+                outcome.game = _game_copy(game)
+            results.append(outcome)
+            continue
         try:
             _check_move_text(request.move)
             outcome = _apply(game, request.move, request.v, now)
@@ -572,12 +599,33 @@ def _apply_batch(
             exc.extra.setdefault("v", game.version)  # as locked_game does
             results.append(exc)
             continue
+        if landed is not None:
+            landed.add((game.id, game.version))
         rows.append((game.id, game.version, outcome.move, game.last_move_at))
         if later[request.game_id]:  # another move on it follows: keep this one's view
             outcome.game = _game_copy(game)
         results.append(outcome)
     touched = [games[pk] for pk in dict.fromkeys(r[0] for r in rows)]
     return results, rows, touched
+
+
+def _landed(game: Game, request: MoveRequest, landed: set[tuple[int, int]]) -> bool:
+    """Whether `request` is the move that made its game's version, one past the `v` it was
+    sent on, and no other request of this retry has been answered with that version."""
+    v = request.v
+    if v is None or game.version != v + 1 or (game.id, game.version) in landed:
+        return False
+    last = Move.objects.filter(game_id=game.id, n=game.version).values_list("move", flat=True)
+    if last.first() != request.move:
+        return False
+    landed.add((game.id, game.version))
+    return True
+
+
+def _as_played(game: Game, move: str) -> Outcome:
+    """The answer to a move the game already has as its last: the game as it stands."""
+    state = game.engine_state or _engine_call(engine.State.from_dict, game.state)
+    return Outcome(game, state, move, game.finished)
 
 
 _PIPELINE_SUPPORTED = psycopg.Pipeline.is_supported()  # the libpq linked in: fixed per process

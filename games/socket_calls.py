@@ -81,13 +81,13 @@ def board_call(func):  # noqa: ANN001, ANN201
     return _on_pool(func, "board", BOARD_THREADS)
 
 
-def _write_moves(requests: list[services.MoveRequest]):  # noqa: ANN202
+def _write_moves(requests: list[services.MoveRequest], resent: bool = False):  # noqa: ANN202
     """Write a move batch on a thread: every batch on SQLite (or with GAME_LOOP_WRITER=0), and
-    on PostgreSQL the batches the event loop hands over. On PostgreSQL these have threads of
-    their own (GAME_BATCH_WRITERS), so a batch finds a warm connection with its prepared
-    statements; that took a fifth off a move's CPU against the shared pool. The threads are
-    looked up per batch: they may have been stopped meanwhile."""
-    return on_thread(write_batch, "move-batch", settings.GAME_BATCH_WRITERS)(requests)
+    on PostgreSQL the batches the event loop hands over (`resent`: write_batch). On PostgreSQL
+    these have threads of their own (GAME_BATCH_WRITERS), so a batch finds a warm connection
+    with its prepared statements; that took a fifth off a move's CPU against the shared pool.
+    The threads are looked up per batch: they may have been stopped meanwhile."""
+    return on_thread(write_batch, "move-batch", settings.GAME_BATCH_WRITERS)(requests, resent)
 
 
 def shutdown_db_pool() -> None:
@@ -133,7 +133,8 @@ def new_move_batcher() -> MoveBatcher:
             results = [None] * len(requests)
         handed = [i for i, result in enumerate(results) if result is None]
         if handed:
-            again = await _write_moves([requests[i] for i in handed])
+            # A failure may have come after a COMMIT went out: played again as resent.
+            again = await _write_moves([requests[i] for i in handed], resent=True)
             for i, result in zip(handed, again, strict=True):
                 results[i] = result
         return results

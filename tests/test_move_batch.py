@@ -63,6 +63,47 @@ def test_a_failed_batch_is_replayed_one_move_at_a_time(user, monkeypatch):  # no
     assert game.version == 1 and len(calls) == 2  # the batch, then the first move alone
 
 
+@pytest.mark.django_db
+def test_a_batch_that_committed_but_failed_to_say_so_answers_its_move_as_played(user, monkeypatch):  # noqa: ANN001
+    """The batch's COMMIT went out and its connection died before the answer came back: the
+    move is in, and played again it is answered as the move it is, not as a stale version.
+    A copy of it sent on the same version still gets `stale_version`."""
+    game = services.start_practice(user, "portuguese", 1)
+    move = legal(game)[0]
+    play_moves = services.play_moves
+    calls = []
+
+    def commits_then_fails(*args):  # noqa: ANN002, ANN202
+        calls.append(args)
+        results = play_moves(*args)
+        if len(calls) == 1:
+            raise DatabaseError("server closed the connection unexpectedly")
+        return results
+
+    monkeypatch.setattr(services, "play_moves", commits_then_fails)
+    results = write_batch(
+        [MoveRequest(game.pk, user, move, 0), MoveRequest(game.pk, user, move, 0)]
+    )
+    assert results[0][0] == 1
+    state = orjson.loads(results[0][1][0].text)
+    assert (state["t"], state["v"], state["d"]["last_move"]) == ("state", 1, move)
+    assert isinstance(results[1], AppError) and results[1].code == "stale_version"
+    assert results[1].extra["v"] == 1
+    assert list(Move.objects.filter(game=game).values_list("n", "move")) == [(1, move)]
+
+
+@pytest.mark.django_db
+def test_a_resent_move_the_game_does_not_have_is_played_or_refused_as_ever(user):  # noqa: ANN001
+    """Resent, a move on the current version is played, and one on an older version whose
+    next move was another is refused as stale."""
+    game = services.start_practice(user, "portuguese", 1)
+    first, other = legal(game)[:2]
+    [played] = write_batch([MoveRequest(game.pk, user, first, 0)], resent=True)
+    assert played[0] == 1
+    [stale] = write_batch([MoveRequest(game.pk, user, other, 0)], resent=True)
+    assert isinstance(stale, AppError) and stale.code == "stale_version"
+
+
 def _request(i: int) -> MoveRequest:
     return MoveRequest(i, None, "draw", 0)
 

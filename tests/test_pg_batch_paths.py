@@ -158,6 +158,26 @@ def test_a_batch_the_loop_writer_fails_is_played_on_a_thread(user, monkeypatch):
     assert Move.objects.filter(game=game).count() == 1
 
 
+def test_a_loop_batch_that_committed_but_lost_its_answer_is_answered_as_played(user, monkeypatch):  # noqa: ANN001
+    """The loop writer's COMMIT went through and its connection died before the answer came
+    back: played again on a thread, the move is answered with its state, not as stale."""
+    game = services.start_practice(user, "portuguese", 1)
+    move = legal(game)[0]
+    write = LoopBatchWriter.write
+
+    async def commits_then_fails(self, requests):  # noqa: ANN001, ANN202
+        await write(self, requests)
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(LoopBatchWriter, "write", commits_then_fails)
+    [answer] = _on_a_loop(lambda _writer: _through_a_batcher([MoveRequest(game.pk, user, move, 0)]))
+    assert not isinstance(answer, Exception), answer
+    version, frames = answer
+    assert version == 1 and frames[0].v == 1
+    assert orjson.loads(frames[0].text)["d"]["last_move"] == move
+    assert list(Move.objects.filter(game=game).values_list("n", "move")) == [(1, move)]
+
+
 def test_a_writer_connection_the_database_ends_is_replaced_and_no_move_is_lost(user, caplog):  # noqa: ANN001
     """PostgreSQL ends the loop writer's connection between two batches (a restart, a killed
     backend): the next batch fails on it and is played on a thread, and the one after opens a
