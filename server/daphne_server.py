@@ -581,10 +581,18 @@ class ProjectServer(daphne.server.Server):
         # daphne's `run` builds its factories from this module's names for them.
         daphne.server.WebSocketFactory = ProjectWebSocketFactory
         daphne.server.HTTPFactory = http_factory
-        # Before daphne's own trigger, which cancels the applications: the sockets are still
-        # theirs to close.
-        reactor.addSystemEventTrigger("before", "shutdown", self.close_sockets)
         super().run()
+
+    def kill_all_applications(self) -> Deferred:
+        """daphne's (its trigger before the reactor stops, which cancels every socket's
+        consumer), once the sockets have been answered and closed (`close_sockets`). Twisted
+        runs all of a phase's triggers at once, so a trigger of our own beside daphne's had
+        the consumers cancelled while it waited for their answers."""
+        closed = self.close_sockets()
+        if closed is None:
+            return super().kill_all_applications()
+        closed.addCallback(lambda _: super(ProjectServer, self).kill_all_applications())
+        return closed
 
     # How long a stopping server lets its sockets' frames be answered (a move being written
     # is committed, and its `ack` and `state` go out), then how long it waits for the clients

@@ -234,14 +234,16 @@ def stop_while_a_move_is_written(
 ) -> tuple[int, str]:
     """Send a new game's first move while `holding_writes(game_id)` keeps the database from
     writing it, tell the server to stop, then let the write go: the move is acknowledged and
-    its state sent before the socket's 1001, and the server exits. Returns the game and move."""
+    its state sent before the socket's 1001, and the server exits. Returns the game and move.
+    `holding_writes` gives a function that returns once the server's write waits (or, where
+    that cannot be seen, once it surely does)."""
     status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
     assert status == 201, game
     with ws(server, f"/ws/games/{game['id']}", token) as sock:
         move = recv(sock)["d"]["legal_moves"][0]
-        with holding_writes(game["id"]):
+        with holding_writes(game["id"]) as until_the_write_waits:
             sock.send(json.dumps({"t": "move", "d": {"move": move, "v": 0, "id": "m-1"}}))
-            time.sleep(0.3)  # the move is read and its batch waits for the database
+            until_the_write_waits()  # the move is read, and its batch waits for the database
             server.proc.terminate()
             time.sleep(0.3)  # the server is stopping
         assert recv(sock) == {"t": "ack", "d": {"id": "m-1"}}

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from contextlib import ExitStack, contextmanager, suppress
 
 import pytest
@@ -118,7 +119,7 @@ def test_a_stopping_server_answers_a_move_it_is_writing_before_it_closes(shared_
     @contextmanager
     def holding_writes(game_id: int):  # noqa: ANN202
         db.execute("BEGIN IMMEDIATE")
-        yield
+        yield lambda: time.sleep(1.0)  # SQLite shows no waiting writer: time enough to wait
         db.execute("ROLLBACK")
 
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from contextlib import contextmanager
 
 import psycopg
@@ -60,6 +61,12 @@ def test_play_over_a_real_socket_on_postgresql(tmp_path):  # noqa: ANN001
         server.stop()
 
 
+# Whether a backend waits for a lock the given one holds.
+WAITING_ON_THE_HOLDER = (
+    "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+)
+
+
 def test_a_stopping_server_answers_a_move_its_loop_is_writing_before_it_closes(tmp_path):  # noqa: ANN001
     """As on SQLite (test_real_daphne), with the batch on the event loop's own connection: the
     test holds the game's row lock, so the batch's write waits until after the signal."""
@@ -68,9 +75,18 @@ def test_a_stopping_server_answers_a_move_its_loop_is_writing_before_it_closes(t
 
     @contextmanager
     def holding_writes(game_id: int):  # noqa: ANN202
-        with psycopg.connect(url) as holder:
+        with psycopg.connect(url) as holder, psycopg.connect(url, autocommit=True) as watcher:
             holder.execute("SELECT 1 FROM games_game WHERE id = %s FOR UPDATE", [game_id])
-            yield
+
+            def until_the_write_waits() -> None:
+                for _ in range(200):
+                    waiting = watcher.execute(WAITING_ON_THE_HOLDER, [holder.info.backend_pid])
+                    if waiting.fetchone()[0]:
+                        return
+                    time.sleep(0.05)
+                raise AssertionError("the server's write never waited for the row lock")
+
+            yield until_the_write_waits
             holder.rollback()
 
     try:
