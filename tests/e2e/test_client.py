@@ -232,6 +232,11 @@ def test_daily_moves_refusal_keyboard_and_reload(open_page, server: Server) -> N
     expect(page.locator("[data-testid=table] .pile.target")).to_have_count(0)
     page.keyboard.press("Enter")
     pile(page, dst).focus()
+    # The target Enter would drop on stands out among the others: a thicker ring, not only a
+    # change of colour.
+    ring = "node => getComputedStyle(node, '::after').borderTopWidth"
+    assert pile(page, dst).evaluate(ring) == "5px"
+    shot(page, "04b-keyboard-focused-target", full_page=False)
     page.keyboard.press("Enter")
     wait_version(page, 3)
     assert piles(page)[dst][-1] == card
@@ -664,9 +669,11 @@ def test_practice_sequences_double_click_draw_and_stock(open_page, server: Serve
         assert page.evaluate("!!document.activeElement.closest('.dialog')")
     page.keyboard.press("u")
     expect(page.get_by_test_id("moves")).to_have_text("1")
+    expect(page.locator(".game .help")).to_be_visible()
     page.get_by_test_id("confirm-ok").click()
     expect(page.get_by_test_id("result")).to_have_attribute("data-status", "resigned")
     expect(page.get_by_test_id("status")).to_have_text("Resigned")
+    expect(page.locator(".game .help")).to_be_hidden()  # no play left to explain
     assert rest_game(server, game["id"], token)["status"] == "resigned"
     # "New deal" opens the practice form on this game (a route with a query).
     page.get_by_role("link", name="New deal").click()
@@ -793,7 +800,8 @@ def test_signing_out_here_leaves_the_next_player_at_the_lobby(open_page, server:
 def test_a_stack_that_cannot_move_as_one_is_not_picked(open_page, server: Server) -> None:
     """Chinese FreeCell: a press on a buried card takes the cards above it only if they may
     move together (RULES F4); otherwise nothing is picked and the page says why, rather than
-    offering a stack whose every drop the server refuses."""
+    offering a stack whose every drop the server refuses. The next click, on the pile the
+    player meant to drop it on, is refused as well, not taken as a pick of that pile."""
     name, token = server.register()
     game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 104}, token)
     tableau = game["state"]["tableau"]
@@ -809,6 +817,13 @@ def test_a_stack_that_cannot_move_as_one_is_not_picked(open_page, server: Server
     size = len(tableau[int(src[1:])])
     # Its visible strip: the card above covers the rest of it.
     pile(page, src).locator(f".card[data-index='{size - 2}']").click(position={"x": 8, "y": 4})
+    expect(page.get_by_test_id("message")).to_contain_text("not a sequence")
+    expect(page.locator(".card.picked")).to_have_count(0)
+    # The click that was to drop the stack on another pile is refused too: it picks nothing
+    # there (its next click would send a move the player never meant).
+    other = next(f"t{i}" for i, p in enumerate(tableau) if p and f"t{i}" != src)
+    page.get_by_test_id("message").evaluate("node => { node.textContent = ''; }")
+    top_card(page, other).click()
     expect(page.get_by_test_id("message")).to_contain_text("not a sequence")
     expect(page.locator(".card.picked")).to_have_count(0)
     page.wait_for_timeout(600)  # not a double click, which sends a card to a foundation

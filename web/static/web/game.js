@@ -109,7 +109,7 @@ export class GameView {
     );
     this.tableEl = h("section", { class: "table", "aria-label": `${this.variant.name} table` });
     this.tableEl.addEventListener("pointerdown", () => this.messageRead());
-    const help = this.readOnly ? null : h("p", { class: "help" },
+    const help = this.helpEl = this.readOnly ? null : h("p", { class: "help" },
       "Drag a card, or click (tap) it and then its target; a double click (double tap) sends a card to a foundation.",
       h("span", { class: "keys" }, " Keyboard: Tab or arrows to a pile, Enter to pick and drop, Esc to cancel, f = to foundation, u = undo",
         this.variant.piles && this.variant.piles.waste ? ", d = draw" : "",
@@ -148,6 +148,8 @@ export class GameView {
     // A ranked attempt whose day ended counts as it stands: still "playing", but closed.
     this.statusEl.textContent = shown.day_over ? "Day over" : statusText(shown.status);
     this.statusEl.dataset.status = shown.status;
+    // How to play, while there is play left: not under a game that has ended.
+    if (this.helpEl) this.helpEl.hidden = shown.status !== "playing" || !!shown.day_over;
     this.root.dataset.v = String(this.server.v);
     this.root.dataset.pending = this.inflight || this.queue.length ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
@@ -341,7 +343,9 @@ export class GameView {
     if (!this.socket.isOpen) return this.message("Not connected: you can resign once the connection is back.", "error");
     const ranked = this.game.daily && this.game.daily.ranked;
     this.asking = confirmDialog("Resign this game?",
-      ranked ? "Your ranked attempt ends as it stands and ranks by the cards it has home." : "It ends as it stands.",
+      ranked
+        ? "Your ranked attempt ends as it stands and ranks by the cards it has home; its time is the time of your last move, not of now."
+        : "It ends as it stands.",
       "Resign");
     const sure = await this.asking;
     this.asking = null;

@@ -27,6 +27,8 @@ function leastFan(colw) {
   return Math.ceil(colw * 1.4 * 0.02 + Math.max(12, colw * 0.3) + 2);
 }
 const DOUBLE_TAP_MS = 350;
+// How long after a stack is refused a click on another pile is taken as its drop, not a pick.
+const REFUSED_DROP_MS = 4000;
 
 export class Table {
   constructor(root, variant, { readOnly = false, onMove, onMessage } = {}) {
@@ -37,6 +39,7 @@ export class Table {
     this.onMessage = onMessage || (() => {});
     this.state = null;
     this.picked = null; // {pile, n}
+    this.refused = null; // {pile, why, at}: a stack just refused (activate)
     this.press = null;
     this.drag = null;
     this.lastTap = null;
@@ -392,10 +395,11 @@ export class Table {
   }
 
   // A press on a buried card that takes more cards than can move together says why, rather
-  // than picking a stack no move can take.
+  // than picking a stack no move can take. Returns why, or null.
   refuseStack(id, n) {
     const why = n > 1 && this.pickable(id, n) ? this.stackRefusal(id, n) : null;
     if (why) this.onMessage(why);
+    return why;
   }
 
   // How many cards a press on card `index` of pile `id` takes.
@@ -408,6 +412,7 @@ export class Table {
   // ---- actions ---------------------------------------------------------------------------
 
   pick(id, n = 1) {
+    this.refused = null;
     this.picked = { pile: id, n, cards: topCards(this.state, id, n) };
     this.highlight();
   }
@@ -441,12 +446,24 @@ export class Table {
       this.send(this.picked.pile, id, this.picked.n);
       return;
     }
+    const refused = this.refused;
+    this.refused = null;
+    if (refused && refused.pile !== id && performance.now() - refused.at < REFUSED_DROP_MS) {
+      // The click that was to drop a stack just refused: it is refused too, not a pick of the
+      // pile the player meant as the target (whose next click would send a move never meant).
+      this.flash(id);
+      this.onMessage(refused.why);
+      return;
+    }
     if (id === "stock" && !this.state.stock.top) {
       if (this.state.stock.count > 0) this.onMove("draw", { draw: true });
       return;
     }
     if (this.canPick(id, n)) this.pick(id, n);
-    else this.refuseStack(id, n);
+    else {
+      const why = this.refuseStack(id, n);
+      if (why) this.refused = { pile: id, why, at: performance.now() };
+    }
   }
 
   // Double click / double tap: to a foundation, if the rules allow it.
