@@ -571,6 +571,7 @@ class ProjectServer(daphne.server.Server):
     def run(self) -> None:
         from django.conf import settings  # daphne has imported the application: Django is set up
 
+        self.ports: list[Any] = []  # the listening ports (listen_success)
         ProjectWebSocketProtocol.send_buffer_limit = settings.WS_SEND_BUFFER_BYTES
         ProjectWebSocketProtocol.max_waiting_frames = settings.WS_MAX_WAITING_FRAMES
         ProjectWebSocketProtocol.max_waiting_bytes = settings.WS_MAX_WAITING_BYTES
@@ -583,11 +584,18 @@ class ProjectServer(daphne.server.Server):
         daphne.server.HTTPFactory = http_factory
         super().run()
 
+    def listen_success(self, port: Any) -> None:
+        self.ports.append(port)  # daphne keeps only its address
+        super().listen_success(port)
+
     def kill_all_applications(self) -> Deferred:
         """daphne's (its trigger before the reactor stops, which cancels every socket's
         consumer), once the sockets have been answered and closed (`close_sockets`). Twisted
         runs all of a phase's triggers at once, so a trigger of our own beside daphne's had
-        the consumers cancelled while it waited for their answers."""
+        the consumers cancelled while it waited for their answers. First the server stops
+        listening: a connection it took while it drained would be cut without a word."""
+        for port in self.ports:
+            port.stopListening()
         closed = self.close_sockets()
         if closed is None:
             return super().kill_all_applications()

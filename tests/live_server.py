@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+import pytest
 from websockets.sync.client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,6 +247,8 @@ def stop_while_a_move_is_written(
             until_the_write_waits()  # the move is read, and its batch waits for the database
             server.proc.terminate()
             time.sleep(0.3)  # the server is stopping
+            with pytest.raises(ConnectionRefusedError):  # and takes no new connection
+                socket.create_connection(("127.0.0.1", server.port), timeout=5).close()
         assert recv(sock) == {"t": "ack", "d": {"id": "m-1"}}
         state = recv(sock)
         assert (state["t"], state["v"], state["d"]["last_move"]) == ("state", 1, move)
