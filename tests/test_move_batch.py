@@ -44,15 +44,7 @@ def test_a_failed_batch_is_replayed_one_move_at_a_time(user, monkeypatch):  # no
     game = services.start_practice(user, "portuguese", 1)
     move = legal(game)[0]
 
-    persist = services._persist
-    calls = []
-
-    def fails_once(*args):  # noqa: ANN002, ANN202
-        calls.append(args)
-        if len(calls) == 1:
-            raise DatabaseError("deadlock detected")
-        return persist(*args)
-
+    fails_once = _first_call_fails(services._persist, DatabaseError("deadlock detected"))
     monkeypatch.setattr(services, "_persist", fails_once)
     results = write_batch(
         [MoveRequest(game.pk, user, move, 0), MoveRequest(game.pk, user, move, 0)]
@@ -60,7 +52,24 @@ def test_a_failed_batch_is_replayed_one_move_at_a_time(user, monkeypatch):  # no
     assert results[0][0] == 1 and results[0][1][0].t == "state"
     assert isinstance(results[1], AppError) and results[1].code == "stale_version"
     game.refresh_from_db()
-    assert game.version == 1 and len(calls) == 2  # the batch, then the first move alone
+    assert game.version == 1 and len(fails_once.calls) == 2  # the batch, then the first alone
+
+
+def _first_call_fails(func, error: Exception, after: bool = False):  # noqa: ANN001, ANN202
+    """`func`, whose first call raises `error`: before it does anything, or `after` it has
+    done its work (a commit whose answer was lost). `.calls` holds each call's arguments."""
+
+    def wrapper(*args):  # noqa: ANN002, ANN202
+        wrapper.calls.append(args)
+        if len(wrapper.calls) == 1 and not after:
+            raise error
+        result = func(*args)
+        if len(wrapper.calls) == 1:
+            raise error
+        return result
+
+    wrapper.calls = []
+    return wrapper
 
 
 @pytest.mark.django_db
@@ -70,16 +79,8 @@ def test_a_batch_that_committed_but_failed_to_say_so_answers_its_move_as_played(
     A copy of it sent on the same version still gets `stale_version`."""
     game = services.start_practice(user, "portuguese", 1)
     move = legal(game)[0]
-    play_moves = services.play_moves
-    calls = []
-
-    def commits_then_fails(*args):  # noqa: ANN002, ANN202
-        calls.append(args)
-        results = play_moves(*args)
-        if len(calls) == 1:
-            raise DatabaseError("server closed the connection unexpectedly")
-        return results
-
+    lost = DatabaseError("server closed the connection unexpectedly")
+    commits_then_fails = _first_call_fails(services.play_moves, lost, after=True)
     monkeypatch.setattr(services, "play_moves", commits_then_fails)
     results = write_batch(
         [MoveRequest(game.pk, user, move, 0), MoveRequest(game.pk, user, move, 0)]
