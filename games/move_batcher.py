@@ -23,6 +23,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from django.db import connection
+
 from games import events, services
 from games.broadcast import WireFrame
 from server.errors import AppError
@@ -45,6 +47,7 @@ def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> l
     try:
         outcomes: list = services.play_moves(requests, set() if resent else None)
     except Exception:  # noqa: BLE001 - retried one by one below, where the error is reported
+        _drop_connection_if_broken()
         outcomes = []
         landed: set[tuple[int, int]] = set()
         for r in requests:
@@ -55,11 +58,21 @@ def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> l
     return answers(outcomes)
 
 
+def _drop_connection_if_broken() -> None:
+    """Close this thread's database connection if it no longer works (the batch failed
+    because it died), so that the moves played again open a new one: Django reconnects only
+    a connection it has closed, and the pipelined path leaves a dead one open."""
+    if connection.connection is not None and not connection.is_usable():
+        connection.close()
+
+
 def answers(outcomes: list) -> list[Result | None]:
     """Each move's answer for its socket: (version, frames) if it was applied, else its error
-    (None stays None: a move not played yet)."""
+    (None and services.UNCERTAIN stay as they are: a move not played yet)."""
     return [
-        o if o is None or isinstance(o, Exception) else (o.game.version, events.wire_frames(o))
+        o
+        if o is None or o is services.UNCERTAIN or isinstance(o, Exception)
+        else (o.game.version, events.wire_frames(o))
         for o in outcomes
     ]
 

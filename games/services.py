@@ -540,9 +540,10 @@ def play_moves(
 
     `landed`: these moves were sent in a batch that failed without saying whether it had
     committed (its connection died after the COMMIT went out). A move its game already has, as
-    the version after its `v`, is then that batch's, and is answered as played, not as stale;
-    the set holds the (game, version) pairs this retry has answered so far, so that a copy of
-    the move sent twice still gets `stale_version`, as it would have.
+    the move made on its `v`, is then that batch's, and is answered as played (with the game
+    as it stands), not as stale; the set holds the (game, version made) pairs this retry has
+    answered so far, so that a copy of the move sent twice still gets `stale_version`, as it
+    would have.
     """
     if landed is None and _can_pipeline():
         results = _play_moves_pipelined(requests)
@@ -586,8 +587,7 @@ def _apply_batch(
         except AppError as exc:
             results.append(exc)
             continue
-        if landed is not None and _landed(game, request, landed):
-            outcome = _as_played(game, request.move)
+        if landed is not None and (outcome := _landed(game, request, landed)):
             if later[request.game_id]:
                 outcome.game = _game_copy(game)
             results.append(outcome)
@@ -600,7 +600,7 @@ def _apply_batch(
             results.append(exc)
             continue
         if landed is not None:
-            landed.add((game.id, game.version))
+            landed.add((game.id, game.version))  # the version this move made
         rows.append((game.id, game.version, outcome.move, game.last_move_at))
         if later[request.game_id]:  # another move on it follows: keep this one's view
             outcome.game = _game_copy(game)
@@ -609,23 +609,21 @@ def _apply_batch(
     return results, rows, touched
 
 
-def _landed(game: Game, request: MoveRequest, landed: set[tuple[int, int]]) -> bool:
-    """Whether `request` is the move that made its game's version, one past the `v` it was
-    sent on, and no other request of this retry has been answered with that version."""
+def _landed(game: Game, request: MoveRequest, landed: set[tuple[int, int]]) -> Outcome | None:
+    """The answer to `request` if its game has it as the move made on the `v` it was sent
+    on (a later move of the same batch may have followed it), and no other request of this
+    retry has been answered with that move: the game as it stands, its last move named."""
     v = request.v
-    if v is None or game.version != v + 1 or (game.id, game.version) in landed:
-        return False
-    last = Move.objects.filter(game_id=game.id, n=game.version).values_list("move", flat=True)
-    if last.first() != request.move:
-        return False
-    landed.add((game.id, game.version))
-    return True
-
-
-def _as_played(game: Game, move: str) -> Outcome:
-    """The answer to a move the game already has as its last: the game as it stands."""
+    if not isinstance(v, int) or game.version <= v or (game.id, v + 1) in landed:
+        return None
+    rows = dict(
+        Move.objects.filter(game_id=game.id, n__in=(v + 1, game.version)).values_list("n", "move")
+    )
+    if rows.get(v + 1) != request.move:
+        return None
+    landed.add((game.id, v + 1))
     state = game.engine_state or _engine_call(engine.State.from_dict, game.state)
-    return Outcome(game, state, move, game.finished)
+    return Outcome(game, state, rows.get(game.version), game.finished)
 
 
 _PIPELINE_SUPPORTED = psycopg.Pipeline.is_supported()  # the libpq linked in: fixed per process
@@ -718,6 +716,11 @@ def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppErro
     return batch.committed()
 
 
+# A move play_moves_async could not answer because its write failed, maybe after its COMMIT
+# went out: to be played again on a thread, as resent (move_batcher.write_batch).
+UNCERTAIN: Any = type("Uncertain", (), {"__repr__": lambda self: "UNCERTAIN"})()
+
+
 async def play_moves_async(
     conn: Any, requests: list[MoveRequest]
 ) -> list[Outcome | AppError | None]:
@@ -755,7 +758,7 @@ async def play_moves_async(
             log.warning(
                 "Moves replayed with the lock failed; retrying them on a thread.", exc_info=True
             )
-            again = [None] * len(stale)
+            again = [UNCERTAIN] * len(stale)
         for i, result in zip(stale, again, strict=True):
             results[i] = result
     return results

@@ -130,13 +130,15 @@ def new_move_batcher() -> MoveBatcher:
             log.warning(
                 "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
             )
-            results = [None] * len(requests)
-        handed = [i for i, result in enumerate(results) if result is None]
-        if handed:
-            # A failure may have come after a COMMIT went out: played again as resent.
-            again = await _write_moves([requests[i] for i in handed], resent=True)
-            for i, result in zip(handed, again, strict=True):
-                results[i] = result
+            results = [services.UNCERTAIN] * len(requests)
+        # Handed over: None, a batch for the ORM (it finishes a ranked attempt); UNCERTAIN,
+        # a write that failed, maybe after its COMMIT went out: played again as resent.
+        for kind, resent in ((None, False), (services.UNCERTAIN, True)):
+            handed = [i for i, result in enumerate(results) if result is kind]
+            if handed:
+                again = await _write_moves([requests[i] for i in handed], resent)
+                for i, result in zip(handed, again, strict=True):
+                    results[i] = result
         return results
 
     return MoveBatcher(run, settings.GAME_MOVE_BATCH, settings.GAME_LOOP_BATCHES, writer.close)

@@ -140,6 +140,13 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
             size and waiting_bytes(queue) > size
         )
 
+    def onOpen(self) -> None:  # noqa: N802 - autobahn's name
+        """A socket whose handshake ends while the server drains its sockets is not read
+        either: it is closed with the others (ProjectServer.close_sockets)."""
+        super().onOpen()
+        if getattr(self.server, "stopping", False):
+            self.transport.pauseProducing()
+
     def onPing(self, payload: bytes) -> None:  # noqa: N802
         """Answer pings up to the rate frames are allowed at (a token bucket); past it they go
         unanswered, so a ping flood costs the server a frame's parse, not a write as well."""
@@ -151,16 +158,21 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
         super().onPing(payload)
 
     def dropConnection(self, abort: bool = False) -> None:  # noqa: N802 - autobahn's name
-        """As autobahn's, except right after this server failed the connection for a protocol
-        error of the client's (1002, 1007): then the close frame saying so goes out before the
-        connection closes.
+        """As autobahn's, but with a TCP close, not a reset, after a closing handshake that
+        completed, and right after this server failed the connection for a protocol error of
+        the client's (1002, 1007).
 
-        A close frame that breaks the protocol (a one-byte payload, a code such as 999, a
-        reason that is not UTF-8) is failed with 1002 or 1007, and autobahn then takes that
-        same frame for the client's answer to it and drops the connection with abort: a reset,
-        which discarded the close frame just written. RFC 6455 (7.1.7) says the server SHOULD
-        send it; the client saw its socket vanish with no code."""
-        if abort and self.failedByMe and self.localCloseCode in _PROTOCOL_ERRORS:
+        Autobahn, as a server, ends every closing handshake with a reset (abort) once the
+        client has answered. A client whose library had not yet handed the frames before the
+        close to its reader (the `ack` and `state` a stopping server sent last) saw the reset,
+        not them. A close frame that breaks the protocol (a one-byte payload, a code such as
+        999, a reason that is not UTF-8) is failed with 1002 or 1007, and autobahn then takes
+        that same frame for the client's answer to it and drops the connection with abort:
+        a reset, which discarded the close frame just written. RFC 6455 (7.1.7) says the
+        server SHOULD send it; the client saw its socket vanish with no code."""
+        if abort and (
+            self.wasClean or (self.failedByMe and self.localCloseCode in _PROTOCOL_ERRORS)
+        ):
             abort = False
         super().dropConnection(abort)
 
@@ -596,52 +608,71 @@ class ProjectServer(daphne.server.Server):
         listening: a connection it took while it drained would be cut without a word."""
         for port in self.ports:
             port.stopListening()
-        closed = self.close_sockets()
+        try:
+            closed = self.close_sockets()
+        except Exception:  # noqa: BLE001 - the server stops all the same
+            log.exception("The sockets could not be drained and closed")
+            closed = None
         if closed is None:
             return super().kill_all_applications()
         closed.addCallback(lambda _: super(ProjectServer, self).kill_all_applications())
         return closed
 
-    # How long a stopping server lets its sockets' frames be answered (a move being written
-    # is committed, and its `ack` and `state` go out), then how long it waits for the clients
-    # to answer its close.
+    # How long a stopping server lets its sockets' frames and its requests be answered (a
+    # move being written is committed, and its `ack` and `state` go out), then how long it
+    # waits for the clients to answer its close.
     drain_wait = 2.0
     close_wait = 1.0
+    stopping = False
 
     def close_sockets(self) -> Deferred | None:
         """As the server stops, stop reading the open sockets and let every frame they have
-        sent be answered (up to `drain_wait` seconds), then end each with 1001 (going away)
-        and a reason that says to connect again, and wait up to `close_wait` seconds for the
-        clients to answer. Without the drain a move whose batch was being written was
-        committed and never acknowledged: its client could only tell from the state once it
-        had connected again. Without the close the reactor cut each connection without a
-        close frame, and a client saw 1006, which reads as its own network failing.
+        sent, and every request in hand, be answered (up to `drain_wait` seconds), then end
+        each socket with 1001 (going away) and a reason that says to connect again, and wait
+        up to `close_wait` seconds for the clients to answer. Without the drain a move whose
+        batch was being written was committed and never acknowledged: its client could only
+        tell from the state once it had connected again. Without the close the reactor cut
+        each connection without a close frame, and a client saw 1006, which reads as its own
+        network failing. A socket that opens meanwhile is not read either (`onOpen`), and is
+        closed with the others; frames still waiting when the drain gives up are dropped,
+        never played.
 
         RFC 6455's 1001 is outside the codes autobahn's `sendClose` lets an application send
         (1000, 3000-4999), so the frame goes through the method beneath it."""
-        sockets = [
-            p
-            for p in self.connections
-            if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN
-        ]
-        if not sockets:
+        self.stopping = True
+        paused = self._open_sockets()
+        if not paused and self._all_answered():
             return None
-        for protocol in sockets:
+        for protocol in paused:
             protocol.transport.pauseProducing()
         done: Deferred = Deferred()
         drain_until = time.monotonic() + self.drain_wait
         quiet = 0
 
+        def step(then: Any) -> None:
+            """Run `then` from the reactor; if it fails, the server stops all the same."""
+            try:
+                then()
+            except Exception:  # noqa: BLE001
+                log.exception("Draining the sockets failed: the server stops now")
+                if not done.called:
+                    done.callback(None)
+
         def drain() -> None:
             nonlocal quiet
             # Quiet twice in a row: a frame taken off a queue is in hand within a loop pass.
-            quiet = quiet + 1 if _all_answered(sockets) else 0
+            quiet = quiet + 1 if self._all_answered() else 0
             if quiet < 2 and time.monotonic() < drain_until:
-                reactor.callLater(0.01, drain)
+                reactor.callLater(0.01, step, drain)
                 return
+            sockets = list(dict.fromkeys([*paused, *self._open_sockets()]))
             for protocol in sockets:
                 if protocol.state == protocol.STATE_OPEN:
+                    queue = getattr(protocol, "application_queue", None)
+                    if queue is not None:
+                        _drop_frames(queue)  # not answered in time: not played either
                     protocol.sendCloseFrame(code=CLOSE_GOING_AWAY, reasonUtf8=_GOING_AWAY_REASON)
+                if protocol.transport is not None:
                     protocol.transport.resumeProducing()  # to read the client's close
             close_until = time.monotonic() + self.close_wait
 
@@ -651,12 +682,44 @@ class ProjectServer(daphne.server.Server):
                 ):
                     done.callback(None)
                 else:
-                    reactor.callLater(0.02, check)
+                    reactor.callLater(0.02, step, check)
 
             check()
 
-        drain()
+        step(drain)
         return done
+
+    def _open_sockets(self) -> list[Any]:
+        return [
+            p
+            for p in self.connections
+            if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN
+        ]
+
+    def _all_answered(self) -> bool:
+        """Whether no socket of this process has a frame waiting for its consumer or being
+        handled, and no HTTP request is being answered."""
+        if LeanWebsocketConsumer.handling:
+            return False
+        for protocol, details in list(self.connections.items()):
+            if isinstance(protocol, WebSocketProtocol):
+                if protocol.state == protocol.STATE_CONNECTING:
+                    application = details.get("application_instance")
+                    if application is not None and not application.done():
+                        return False  # its handshake is being answered: it opens, paused
+                    continue
+                queue = getattr(protocol, "application_queue", None)
+                if (
+                    protocol.state == protocol.STATE_OPEN
+                    and queue is not None
+                    and not queue.empty()
+                ):
+                    return False
+            else:
+                application = details.get("application_instance")
+                if application is not None and not application.done():
+                    return False
+        return True
 
     def create_application(self, protocol: Any, scope: dict) -> Any:
         if scope.get("type") == "websocket" and isinstance(protocol, ProjectWebSocketProtocol):
@@ -669,15 +732,6 @@ class ProjectServer(daphne.server.Server):
         if protocol not in self.connections or self.connections[protocol].get("disconnected"):
             return  # as daphne does for a single frame
         protocol.send_texts(message["texts"])
-
-
-def _all_answered(sockets: list[Any]) -> bool:
-    """Whether no socket of this process has a frame waiting for its consumer, and no
-    consumer is handling one."""
-    if LeanWebsocketConsumer.handling:
-        return False
-    queues = (getattr(p, "application_queue", None) for p in sockets)
-    return all(q is None or q.empty() for q in queues)
 
 
 class ProjectCommandLine(CommandLineInterface):

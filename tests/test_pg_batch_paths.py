@@ -19,7 +19,9 @@ from django.utils import timezone
 from games import clock, engine, services, socket_calls, state_cache
 from games.loop_writer import LoopBatchWriter, connection_params
 from games.models import DailyChallenge, Game, Move, VariantRecord
+from games.move_batcher import write_batch
 from games.services import MoveRequest
+from server.errors import AppError
 from tests.batches import EXPECTED, kinds, legal, mixed_batch
 from tests.conftest import play_line
 
@@ -178,6 +180,48 @@ def test_a_loop_batch_that_committed_but_lost_its_answer_is_answered_as_played(u
     assert list(Move.objects.filter(game=game).values_list("n", "move")) == [(1, move)]
 
 
+def test_a_copy_in_a_batch_handed_to_the_orm_is_still_stale(user, api):  # noqa: ANN001
+    """A batch handed back because it wins a ranked attempt did not fail: a copy in it of a
+    move already played (the same move on the same version) gets `stale_version`, as ever,
+    not the answer of a move whose batch failed."""
+    game, last = _ranked_one_move_from_a_win(api)
+    before = Move.objects.get(game=game, n=game.version)
+    copy = MoveRequest(game.pk, user, before.move, game.version - 1)
+    win = MoveRequest(game.pk, user, last, game.version)
+    stale, (version, _) = _on_a_loop(lambda _writer: _through_a_batcher([copy, win]))
+    assert isinstance(stale, AppError) and stale.code == "stale_version"
+    assert version == game.version + 1
+
+
+def test_a_pipelined_commit_whose_connection_died_answers_its_moves_as_played(user, monkeypatch):  # noqa: ANN001
+    """On a thread (GAME_LOOP_WRITER=0, or a batch the loop hands over), the pipelined
+    transaction commits and its connection dies before the answer: the moves, played again,
+    find a new connection and are answered as played, the first of two chained moves with the
+    game as it stands. The dead connection was kept, and every move failed on it."""
+    game = services.start_practice(user, "portuguese", 1)
+    first = legal(game)[0]
+    second = engine.State.from_dict(game.state).apply(first).legal_moves()[0]
+    pipelined = services._play_moves_pipelined
+    params = connection_params()
+
+    def commits_then_dies(requests):  # noqa: ANN001, ANN202
+        assert pipelined(requests) is not None  # committed
+        with psycopg.connect(**params) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(%s)", [connection.connection.info.backend_pid]
+            )
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "_play_moves_pipelined", commits_then_dies)
+    results = write_batch(
+        [MoveRequest(game.pk, user, first, 0), MoveRequest(game.pk, user, second, 1)]
+    )
+    assert not any(isinstance(r, Exception) for r in results), results
+    states = [orjson.loads(frames[0].text) for _, frames in results]
+    assert [(s["v"], s["d"]["last_move"]) for s in states] == [(2, second), (2, second)]
+    assert list(Move.objects.filter(game=game).values_list("move", flat=True)) == [first, second]
+
+
 def test_a_writer_connection_the_database_ends_is_replaced_and_no_move_is_lost(user, caplog):  # noqa: ANN001
     """PostgreSQL ends the loop writer's connection between two batches (a restart, a killed
     backend): the next batch fails on it and is played on a thread, and the one after opens a
@@ -270,10 +314,10 @@ def test_a_batch_of_cached_games_is_written_without_the_lock_query(user, other_u
     results = _on_a_loop(lambda writer: writer.write(requests))
     expected = [e for e in EXPECTED if e != "not_found"]
     # The forbidden move's game had nothing written: it is played again with the lock (broken
-    # here), so that move alone is handed back for a thread to play.
-    assert kinds(results, lambda answer: answer and answer[0]) == [
+    # here), so that move alone is handed back for a thread to play, as one whose write failed.
+    assert kinds(results, lambda answer: answer[0] if isinstance(answer, tuple) else answer) == [
         *expected[:4],
-        None,
+        services.UNCERTAIN,
         *expected[5:],
     ]
     assert results[3].extra["v"] == 2

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import time
 from contextlib import ExitStack, contextmanager, suppress
 
@@ -109,27 +110,94 @@ def test_a_server_that_stops_closes_its_sockets_with_1001_going_away(shared_env,
         server.stop()
 
 
+@contextmanager
+def _a_server_to_stop(shared_env, tmp_path):  # noqa: ANN001, ANN202
+    """A server of its own, which the test stops, and a connection to its SQLite file (whose
+    write lock the test may hold, so that the server's writes wait across the signal)."""
+    server = Daphne(shared_env, tmp_path / "daphne-drain.log")
+    db = sqlite3.connect(shared_env["SQLITE_PATH"], isolation_level=None, timeout=20)
+    try:
+        yield server, db
+    finally:
+        db.close()
+        server.stop()
+
+
 def test_a_stopping_server_answers_a_move_it_is_writing_before_it_closes(shared_env, tmp_path):  # noqa: ANN001
     """A move whose batch is being written when the server is told to stop is committed and
     answered, `ack` then `state`, before the socket's 1001: the client knows its move stands
     without connecting again. Here the test holds SQLite's write lock meanwhile."""
-    server = Daphne(shared_env, tmp_path / "daphne-drain.log")
-    db = sqlite3.connect(shared_env["SQLITE_PATH"], isolation_level=None, timeout=20)
+    with _a_server_to_stop(shared_env, tmp_path) as (server, db):
 
-    @contextmanager
-    def holding_writes(game_id: int):  # noqa: ANN202
-        db.execute("BEGIN IMMEDIATE")
-        yield lambda: time.sleep(1.0)  # SQLite shows no waiting writer: time enough to wait
-        db.execute("ROLLBACK")
+        @contextmanager
+        def holding_writes(game_id: int):  # noqa: ANN202
+            db.execute("BEGIN IMMEDIATE")
+            yield lambda: time.sleep(1.0)  # SQLite shows no waiting writer: time to wait
+            db.execute("ROLLBACK")
 
-    try:
         token = register(server, "drained")
         game_id, _ = stop_while_a_move_is_written(server, token, holding_writes)
         moves = db.execute("SELECT n FROM games_move WHERE game_id = ?", [game_id]).fetchall()
         assert moves == [(1,)]
-    finally:
-        db.close()
-        server.stop()
+
+
+def test_a_stopping_server_answers_a_request_it_is_writing(shared_env, tmp_path):  # noqa: ANN001
+    """A REST move being written when the server is told to stop gets its answer: it was
+    cut without one, though its write went on and committed."""
+    with _a_server_to_stop(shared_env, tmp_path) as (server, db):
+        token = register(server, "drainedrest")
+        status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
+        move = game["state"]["legal_moves"][0]
+        answers = []
+        body = {"move": move, "v": 0}
+        path = f"/api/games/{game['id']}/moves"
+        request = threading.Thread(
+            target=lambda: answers.append(server.call("POST", path, body, token))
+        )
+        db.execute("BEGIN IMMEDIATE")
+        request.start()
+        time.sleep(1.0)  # the request waits for the lock
+        server.proc.terminate()
+        time.sleep(0.3)
+        db.execute("ROLLBACK")
+        request.join(30)
+        assert answers and answers[0][0] == 200 and answers[0][1]["v"] == 1
+        assert server.proc.wait(30) == 0
+
+
+def test_a_socket_that_opens_as_the_server_stops_is_closed_with_the_others(shared_env, tmp_path):  # noqa: ANN001
+    """A socket whose handshake the server is answering when it is told to stop opens, is
+    not read, and gets its `state` and then 1001 with the others; it was cut without a close
+    frame. Its handshake waits for the database (SQLite's one thread, behind a move's write
+    held by the test's lock), so it ends during the drain."""
+    with _a_server_to_stop(shared_env, tmp_path) as (server, db):
+        token, game_id = _new_player_and_game(server, "early")
+        latecomer = _new_player_and_game(server, "latecomer")
+        with ws(server, f"/ws/games/{game_id}", token) as sock:
+            move = recv(sock)["d"]["legal_moves"][0]
+            db.execute("BEGIN IMMEDIATE")
+            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": 0, "id": 1}}))
+            time.sleep(0.5)
+            late = _raw_handshake(server, *latecomer)
+            time.sleep(0.5)  # its handshake waits behind the write
+            server.proc.terminate()
+            time.sleep(0.3)
+            db.execute("ROLLBACK")
+            assert recv(sock) == {"t": "ack", "d": {"id": 1}}
+        with late:
+            data, frames = b"", []
+            while not frames or frames[-1].opcode.name != "CLOSE":
+                chunk = late.recv(65536)
+                assert chunk, data[:300]
+                data += chunk
+                frames = parse_frames(data.split(b"\r\n\r\n", 1)[1]) if b"\r\n\r\n" in data else []
+            assert data.startswith(b"HTTP/1.1 101 "), data[:200]
+            assert json.loads(frames[0].data)["t"] == "state"
+            assert int.from_bytes(frames[-1].data[:2], "big") == 1001
+            # Answered, the close ends the connection cleanly: end of stream, not a reset.
+            late.sendall(bytes((0x88, 0x82)) + b"\0\0\0\0" + (1001).to_bytes(2, "big"))
+            assert late.recv(65536) == b""
+        assert server.proc.wait(30) == 0
 
 
 def test_real_socket_without_auth_is_closed_4401(server):  # noqa: ANN001
@@ -428,25 +496,35 @@ def test_a_body_at_the_limit_still_reaches_the_api(server):  # noqa: ANN001
 def _raw_game_socket(server, name: str):  # noqa: ANN001, ANN202
     """A game socket opened on a raw TCP socket by a new user `name`: the socket, and what
     came after the handshake's answer."""
-    import base64
-    import socket
-
-    token = register(server, name)
-    status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
-    assert status == 201
-    key = base64.b64encode(os.urandom(16)).decode()
-    head = (
-        f"GET /ws/games/{game['id']} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
-        "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-        f"Sec-WebSocket-Key: {key}\r\nAuthorization: Token {token}\r\n\r\n"
-    )
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=20)
-    sock.sendall(head.encode())
+    sock = _raw_handshake(server, *_new_player_and_game(server, name))
     answer = b""
     while b"\r\n\r\n" not in answer:
         answer += sock.recv(65536)
     assert answer.startswith(b"HTTP/1.1 101 "), answer[:200]
     return sock, answer.split(b"\r\n\r\n", 1)[1]
+
+
+def _new_player_and_game(server, name: str) -> tuple[str, int]:  # noqa: ANN001
+    token = register(server, name)
+    status, game = server.call("POST", "/api/games", {"variant": "spanish", "deal": 13}, token)
+    assert status == 201
+    return token, game["id"]
+
+
+def _raw_handshake(server, token: str, game_id: int):  # noqa: ANN001, ANN202
+    """A raw TCP socket that has sent a game socket's handshake; its answer is not read."""
+    import base64
+    import socket
+
+    key = base64.b64encode(os.urandom(16)).decode()
+    head = (
+        f"GET /ws/games/{game_id} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+        "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nAuthorization: Token {token}\r\n\r\n"
+    )
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+    sock.sendall(head.encode())
+    return sock
 
 
 @pytest.mark.parametrize(

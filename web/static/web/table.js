@@ -212,6 +212,7 @@ export class Table {
   // ---- drawing ---------------------------------------------------------------------------
 
   render(state, { flash = null } = {}) {
+    if (state !== this.state) this.refused = null; // the table changed: a new choice
     if (this.hinted && state.moves !== this.hintAt) this.clearHint(); // it pointed at another table
     this.state = state;
     const lost = this.dropStalePick();
@@ -418,6 +419,7 @@ export class Table {
   }
 
   cancel() {
+    this.refused = null;
     if (!this.picked) return false;
     this.picked = null;
     this.highlight();
