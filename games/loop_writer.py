@@ -50,7 +50,8 @@ class LoopBatchWriter:
         return conn
 
     async def write(self, requests: list[services.MoveRequest]) -> list[Result | None]:
-        """Play the batch; None for each move that must be played on a thread."""
+        """Play the batch; for each move that must be played on a thread, None (its batch
+        finishes a ranked attempt) or services.UNCERTAIN (its write failed)."""
         conn = await self._connection()
         try:
             return answers(await services.play_moves_async(conn, requests))
