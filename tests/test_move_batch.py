@@ -191,6 +191,19 @@ def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
     assert cache.entries_for([1])[1][0] == 6 and len(cache.entries) == 2
 
 
+def test_the_deals_a_process_keeps_are_bounded(monkeypatch):  # noqa: ANN001
+    """A practice game gets a deal of its own: the deals kept for locked games stay under
+    DEALS_KEPT (they were kept up to 100,000, 35 MB), and a deal asked for again is the same
+    instance while it is kept."""
+    monkeypatch.setattr(services, "_deals", {})
+    monkeypatch.setattr(services, "DEALS_KEPT", 50)
+    first = services._deal(1, "spanish", 1)
+    assert services._deal(1, "spanish", 1) is first
+    for i in range(2, 200):
+        services._deal(i, "spanish", i)
+        assert len(services._deals) <= 50
+
+
 def test_a_game_read_outside_a_write_never_replaces_a_later_cached_version():
     """A socket's connect reads a game on a thread while a batch may commit its next move: the
     read, older, must not push the committed version out."""
