@@ -591,21 +591,18 @@ def _apply_batch(
         except AppError as exc:
             results.append(exc)
             continue
-        if landed is not None and (outcome := _landed(game, request, landed)):
-            if later[request.game_id]:
-                outcome.game = _game_copy(game)
-            results.append(outcome)
-            continue
-        try:
-            _check_move_text(request.move)
-            outcome = _apply(game, request.move, request.v, now)
-        except AppError as exc:
-            exc.extra.setdefault("v", game.version)  # as locked_game does
-            results.append(exc)
-            continue
-        if landed is not None:
-            landed.add((game.id, game.version))  # the version this move made
-        rows.append((game.id, game.version, outcome.move, game.last_move_at))
+        outcome = _landed(game, request, landed) if landed is not None else None
+        if outcome is None:  # not a move the game already has: play it
+            try:
+                _check_move_text(request.move)
+                outcome = _apply(game, request.move, request.v, now)
+            except AppError as exc:
+                exc.extra.setdefault("v", game.version)  # as locked_game does
+                results.append(exc)
+                continue
+            if landed is not None:
+                landed.add((game.id, game.version))  # the version this move made
+            rows.append((game.id, game.version, outcome.move, game.last_move_at))
         if later[request.game_id]:  # another move on it follows: keep this one's view
             outcome.game = _game_copy(game)
         results.append(outcome)

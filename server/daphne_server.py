@@ -26,6 +26,7 @@ import json
 import logging
 import struct
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
@@ -615,8 +616,13 @@ class ProjectServer(daphne.server.Server):
             closed = None
         if closed is None:
             return super().kill_all_applications()
-        closed.addCallback(lambda _: super(ProjectServer, self).kill_all_applications())
-        return closed
+
+        def kill(failure: Any) -> Deferred:
+            if failure is not None:
+                log.error("Draining the sockets failed: the server stops now: %s", failure)
+            return super(ProjectServer, self).kill_all_applications()
+
+        return closed.addBoth(kill)
 
     # How long a stopping server lets its sockets' frames and its requests be answered (a
     # move being written is committed, and its `ack` and `state` go out), then how long it
@@ -645,49 +651,34 @@ class ProjectServer(daphne.server.Server):
             return None
         for protocol in paused:
             protocol.transport.pauseProducing()
-        done: Deferred = Deferred()
-        drain_until = time.monotonic() + self.drain_wait
         quiet = 0
 
-        def step(then: Any) -> None:
-            """Run `then` from the reactor; if it fails, the server stops all the same."""
-            try:
-                then()
-            except Exception:  # noqa: BLE001
-                log.exception("Draining the sockets failed: the server stops now")
-                if not done.called:
-                    done.callback(None)
-
-        def drain() -> None:
+        def drained() -> bool:
             nonlocal quiet
             # Quiet twice in a row: a frame taken off a queue is in hand within a loop pass.
             quiet = quiet + 1 if self._all_answered() else 0
-            if quiet < 2 and time.monotonic() < drain_until:
-                reactor.callLater(0.01, step, drain)
-                return
-            sockets = list(dict.fromkeys([*paused, *self._open_sockets()]))
-            for protocol in sockets:
-                if protocol.state == protocol.STATE_OPEN:
-                    queue = getattr(protocol, "application_queue", None)
-                    if queue is not None:
-                        _drop_frames(queue)  # not answered in time: not played either
-                    protocol.sendCloseFrame(code=CLOSE_GOING_AWAY, reasonUtf8=_GOING_AWAY_REASON)
-                if protocol.transport is not None:
-                    protocol.transport.resumeProducing()  # to read the client's close
-            close_until = time.monotonic() + self.close_wait
+            return quiet >= 2
 
-            def check() -> None:
-                if time.monotonic() >= close_until or all(
-                    p.state == p.STATE_CLOSED for p in sockets
-                ):
-                    done.callback(None)
-                else:
-                    reactor.callLater(0.02, step, check)
-
-            check()
-
-        step(drain)
+        done = _until(drained, self.drain_wait, 0.01)
+        done.addCallback(lambda _: self._close_drained(paused))
         return done
+
+    def _close_drained(self, paused: list[Any]) -> Deferred:
+        """Send 1001 to every socket still open, dropping the frames it has left waiting (not
+        answered in time: not played either), and read again, for the clients' answers: fired
+        once every socket has closed, or after `close_wait` seconds."""
+        sockets = list(dict.fromkeys([*paused, *self._open_sockets()]))
+        for protocol in sockets:
+            if protocol.state == protocol.STATE_OPEN:
+                queue = getattr(protocol, "application_queue", None)
+                if queue is not None:
+                    _drop_frames(queue)
+                protocol.sendCloseFrame(code=CLOSE_GOING_AWAY, reasonUtf8=_GOING_AWAY_REASON)
+            if protocol.transport is not None:
+                protocol.transport.resumeProducing()
+        return _until(
+            lambda: all(p.state == p.STATE_CLOSED for p in sockets), self.close_wait, 0.02
+        )
 
     def _open_sockets(self) -> list[Any]:
         return [
@@ -732,6 +723,25 @@ class ProjectServer(daphne.server.Server):
         if protocol not in self.connections or self.connections[protocol].get("disconnected"):
             return  # as daphne does for a single frame
         protocol.send_texts(message["texts"])
+
+
+def _until(test: Callable[[], bool], seconds: float, every: float) -> Deferred:
+    """A Deferred fired once `test()` holds, asked now and then every `every` seconds, or
+    once `seconds` have passed; failed if `test` raises."""
+    done: Deferred = Deferred()
+    deadline = time.monotonic() + seconds
+
+    def ask() -> None:
+        try:
+            if test() or time.monotonic() >= deadline:
+                done.callback(None)
+            else:
+                reactor.callLater(every, ask)
+        except Exception:  # noqa: BLE001 - the caller hears it
+            done.errback()
+
+    ask()
+    return done
 
 
 class ProjectCommandLine(CommandLineInterface):

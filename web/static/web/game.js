@@ -148,11 +148,11 @@ export class GameView {
     // A ranked attempt whose day ended counts as it stands: still "playing", but closed.
     this.statusEl.textContent = shown.day_over ? "Day over" : statusText(shown.status);
     this.statusEl.dataset.status = shown.status;
-    // How to play, while there is play left: not under a game that has ended.
-    if (this.helpEl) this.helpEl.hidden = shown.status !== "playing" || !!shown.day_over;
     this.root.dataset.v = String(this.server.v);
     this.root.dataset.pending = this.inflight || this.queue.length ? "1" : "0";
     const playing = shown.status === "playing" && !shown.day_over;
+    // How to play, while there is play left: not under a game that has ended.
+    if (this.helpEl) this.helpEl.hidden = !playing;
     if (!playing) this.dropHint(); // the game is over: no move to point at
     // Offline with an action waiting, nothing more is taken (enqueue): the button says so.
     this.undoBtn.disabled = !(playing || this.reopenable(shown)) || !shown.moves || this.lastMoveRevealed(shown) || this.waitingOffline();
