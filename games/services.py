@@ -197,19 +197,33 @@ def _deal(deal_id: int, variant: str, number: int) -> Deal:
 
 
 _LOCKED_FIELDS = [f.attname for f in Game._meta.concrete_fields if f.name != "state"]
+# Both batch statements on PostgreSQL (this one and _WRITE_BATCH_PG) name their games twice:
+# in the rows they join (an array, a JSON document) and in `g.id = ANY(ids)`, a condition on
+# `games_game` itself that its primary key answers. With the join alone the way to the games
+# was left to estimates: the planner takes a set-returning function for 10 or 100 rows, and on
+# a table of a few pages one read of all of it looked cheaper than that many index probes. A
+# prepared statement's generic plan (the loop writer prepares both) is made once and kept until
+# something invalidates it, such as an ANALYZE: made on a new database, it hashed a scan of the
+# whole table, and kept doing so as the table grew, since no ANALYZE comes with autovacuum off
+# (as on this project's machines). Each batch then read every game: bench/soak.py saw 170
+# million rows read in 11 minutes, and the database's CPU per action grow from 275 to 714 µs.
+# With the condition, every plan reaches the games through the index, at any size of the table
+# (tests/test_pg_batch_paths.py, on a table of a few rows).
 _LOCK_SQL_PG = (
     f"SELECT {_LOCKED_COLUMNS}, "
     "CASE WHEN g.version = c.v THEN NULL ELSE CAST(g.state AS TEXT) END AS state_json, "
     f"{_LOCK_EXTRAS} FROM unnest(%s::bigint[], %s::int[]) AS c(id, v) "
-    f"JOIN {Game._meta.db_table} g ON g.id = c.id {_LOCK_JOINS} ORDER BY g.id FOR UPDATE OF g"
+    f"JOIN {Game._meta.db_table} g ON g.id = c.id {_LOCK_JOINS} "
+    "WHERE g.id = ANY(%s::bigint[]) ORDER BY g.id FOR UPDATE OF g"
 )
 
 
 def _lock_params(game_ids: list[int], cached: dict[int, state_cache.Entry]) -> list[list[int]]:
     """The parameters of _LOCK_SQL_PG: each game with the version whose state is cached here
-    (-1 if none). The state of a game at that version stays in the database: it is most of a
-    row, and turning it into text, sending it and decoding it was wasted on a cache hit."""
-    return [game_ids, [cached[i][0] if i in cached else -1 for i in game_ids]]
+    (-1 if none), then the games again (the index condition). The state of a game at that
+    version stays in the database: it is most of a row, and turning it into text, sending it
+    and decoding it was wasted on a cache hit."""
+    return [game_ids, [cached[i][0] if i in cached else -1 for i in game_ids], game_ids]
 
 
 def _locked_rows(game_ids: list[int], cached: dict[int, state_cache.Entry]) -> Iterator[Game]:
@@ -435,7 +449,8 @@ def _write_portable(moves: list[tuple], rows: list[tuple]) -> None:
 # the batch, still playing), and only the moves of the games updated are inserted; the ids of
 # those games come back. Under the row lock that always holds; without it (a batch played from
 # this process's cache, play_moves_async) it is the version check that the lock would have
-# made, taken by PostgreSQL under the row lock of the update itself.
+# made, taken by PostgreSQL under the row lock of the update itself. The games are named again
+# in `g.id = ANY(ids)`, so that every plan reaches them through the index (see _LOCK_SQL_PG).
 _WRITE_BATCH_PG = (
     "WITH r AS (SELECT (e->>0)::int AS version, e->1 AS state, (e->>2)::int AS fc, "
     "(e->>3)::int AS seconds, (e->>4)::timestamptz AS last_move_at, e->>5 AS status, "
@@ -443,8 +458,8 @@ _WRITE_BATCH_PG = (
     "FROM jsonb_array_elements(%s::jsonb) AS e), "
     f"g AS (UPDATE {Game._meta.db_table} AS g SET version = r.version, state = r.state, "
     "foundation_cards = r.fc, seconds = r.seconds, last_move_at = r.last_move_at, "
-    "status = r.status, finished_at = r.finished_at FROM r "
-    "WHERE g.id = r.id AND g.version = r.prev AND g.status = 'playing' RETURNING g.id), "
+    "status = r.status, finished_at = r.finished_at FROM r WHERE g.id = ANY(%s::bigint[]) "
+    "AND g.id = r.id AND g.version = r.prev AND g.status = 'playing' RETURNING g.id), "
     f"m AS (INSERT INTO {Move._meta.db_table} (game_id, n, move, at) "
     "SELECT (e->>0)::bigint, (e->>1)::int, e->>2, (e->>3)::timestamptz "
     "FROM jsonb_array_elements(%s::jsonb) AS e WHERE (e->>0)::bigint IN (SELECT id FROM g)) "
@@ -452,9 +467,10 @@ _WRITE_BATCH_PG = (
 )
 
 
-def _postgresql_batch(moves: list[tuple], rows: list[tuple]) -> list[str]:
+def _postgresql_batch(moves: list[tuple], rows: list[tuple]) -> list[Any]:
     """The parameters of _WRITE_BATCH_PG: the whole batch, whatever its size, in one statement,
-    its rows as two JSON documents, each row an array in the order of the statement's columns.
+    its rows as two JSON documents, each row an array in the order of the statement's columns,
+    and between them the ids of its games (the index condition).
 
     One JSON encoding per batch is far cheaper than adapting each value in Python (Django's
     cursor quotes every parameter into the SQL text; psycopg's array dumpers escape every
@@ -466,7 +482,8 @@ def _postgresql_batch(moves: list[tuple], rows: list[tuple]) -> list[str]:
     for game_id, n, _, _ in reversed(moves):
         first[game_id] = n
     game_rows = [(*row, first[row[-1]] - 1) for row in rows]
-    return [orjson.dumps(game_rows).decode(), orjson.dumps(moves).decode()]
+    game_ids = [row[-1] for row in rows]
+    return [orjson.dumps(game_rows).decode(), game_ids, orjson.dumps(moves).decode()]
 
 
 def _record(game: Game, state: engine.State, action: str) -> Outcome:
@@ -647,7 +664,7 @@ class _PipelinedBatch:
 
     results: list[Outcome | AppError]
     touched: list[Game]
-    params: list[str] | None
+    params: list[Any] | None
     to_orm: bool
 
     @classmethod

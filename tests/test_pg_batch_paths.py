@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.postgres,
     pytest.mark.django_db(transaction=True),
 ]
-BROKEN_WRITE = "SELECT %s::jsonb, %s::int"  # the second parameter is JSON text: always fails
+BROKEN_WRITE = "SELECT %s::jsonb, %s::bigint[], %s::int"  # the third is JSON text: always fails
 
 
 def _ranked_one_move_from_a_win(api) -> tuple[Game, str]:  # noqa: ANN001
@@ -292,7 +292,7 @@ def test_the_lock_query_sends_the_state_only_when_this_process_lacks_it(user):  
     call_command("replay_verify")
 
 
-BROKEN_LOCK = "SELECT %s::bigint[], %s::jsonb"  # the second parameter is an array: always fails
+BROKEN_LOCK = "SELECT %s::bigint[], %s::jsonb, %s::bigint[]"  # the second is an array: always fails
 
 
 def _cache(*games: Game) -> None:
@@ -489,3 +489,42 @@ def test_a_batch_handed_to_the_orm_keeps_the_prepared_statements(user, api):  # 
     assert _on_a_loop(play) == [1, 2, [None], 3, 4]
     assert Game.objects.get(pk=ranked.pk).version == ranked.version  # nothing written
     call_command("replay_verify")
+
+
+def test_every_plan_of_the_batch_statements_reaches_games_by_id_however_small_the_table(user):  # noqa: ANN001
+    """A prepared statement's generic plan is made from the table as it is then, and kept: made
+    on a new database's few pages, both batch statements hashed a scan of all of `games_game`,
+    and went on doing so, a full read per batch, as the table grew (bench/soak.py). Here the
+    table holds a test's few rows: the plans PostgreSQL makes for the loop writer's prepared
+    statements, generic and custom, must reach each game through the primary key."""
+    game = services.start_practice(user, "countess", 1)  # `draw` lasts for 40 moves
+
+    async def plans_after_runs(writer: LoopBatchWriter) -> dict[tuple[str, str], str]:
+        for v in range(8):  # PostgreSQL weighs a generic plan from a prepared one's sixth run
+            state_cache.states.entries.pop(game.pk, None)  # the locked path: both statements
+            [(version, _)] = await writer.write([MoveRequest(game.pk, user, "draw", v)])
+            assert version == v + 1
+        [conn] = writer.open
+        rows = await (
+            await conn.execute(
+                "SELECT name, statement FROM pg_prepared_statements "
+                "WHERE statement LIKE '%games_game%'"
+            )
+        ).fetchall()
+        plans = {}
+        for mode in ("force_generic_plan", "force_custom_plan"):
+            await conn.execute(f"SET plan_cache_mode = {mode}")
+            for name, statement in rows:
+                kind = "write" if "INSERT INTO" in statement else "lock"
+                ids = f"'{{{game.pk}}}'"
+                args = f"'[]', {ids}, '[]'" if kind == "write" else f"{ids}, '{{-1}}', {ids}"
+                explained = await (await conn.execute(f"EXPLAIN EXECUTE {name}({args})")).fetchall()
+                plans[kind, mode] = "\n".join(line for (line,) in explained)
+        await conn.execute("RESET plan_cache_mode")
+        return plans
+
+    plans = _on_a_loop(plans_after_runs)
+    assert {kind for kind, _ in plans} == {"lock", "write"}
+    for (kind, mode), plan in plans.items():
+        assert "Seq Scan on games_game" not in plan, f"{kind}, {mode}:\n{plan}"
+        assert "games_game_pkey" in plan, f"{kind}, {mode}:\n{plan}"
