@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import ConnectionClosed  # noqa: E402
-from ws_instructions import APPLICATION  # noqa: E402
+from ws_instructions import CountedWorker  # noqa: E402
 from ws_moves import BACKENDS, bench_env, machine_cpu_seconds, make_users, server_seconds  # noqa: E402
 
 from games.engine.variants import VARIANTS  # noqa: E402
@@ -66,29 +66,19 @@ class Counts:
     playing: list[int] = field(default_factory=list)  # recent games, for the watchers
 
 
-class TracedWorker(Daphne):
+class TracedWorker(CountedWorker):
     """One worker under tracemalloc; `snapshot()` asks it for one and reads it back."""
 
     def __init__(self, env: dict[str, str], workdir: Path, frames: int) -> None:
         self.out = workdir / "trace"
         self.taken = 0
         env = {**env, "TRACE_OUT": str(self.out), "TRACE_FRAMES": str(frames)}
-
-        def command(port: int) -> list[str]:
-            address = ["-b", "127.0.0.1", "-p", str(port)]
-            return [sys.executable, str(HERE / "traced_worker.py"), *address, APPLICATION]
-
-        super().__init__(env, workdir / "daphne-traced.log", command=command, ready_timeout=60)
+        prefix = [sys.executable, str(HERE / "traced_worker.py")]
+        super().__init__(env, workdir / "daphne-traced.log", prefix, ready_timeout=60)
 
     def snapshot(self) -> tracemalloc.Snapshot:
-        os.kill(self.proc.pid, signal.SIGUSR1)
         self.taken += 1
-        path = Path(f"{self.out}.{self.taken}")
-        deadline = time.monotonic() + 300
-        while not Path(f"{path}.done").exists():
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise RuntimeError(f"no snapshot {self.taken}: see {self.log}")
-            time.sleep(0.1)
+        path = self.signal_for_file(signal.SIGUSR1, Path(f"{self.out}.{self.taken}"), 300)
         return tracemalloc.Snapshot.load(str(path))
 
 

@@ -20,7 +20,6 @@ import os
 import pstats
 import signal
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -64,14 +63,8 @@ class ProfiledWorker(CountedWorker):
         os.kill(self.proc.pid, signal.SIGUSR1)
 
     def counted(self) -> dict[tuple, Entry]:
-        os.kill(self.proc.pid, signal.SIGUSR2)
         self.windows += 1
-        path = Path(f"{self.out}.{self.windows}")
-        deadline = time.monotonic() + 120
-        while not Path(f"{path}.done").exists():
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise RuntimeError(f"no profile for window {self.windows}: see {self.log}")
-            time.sleep(0.05)
+        path = self.signal_for_file(signal.SIGUSR2, Path(f"{self.out}.{self.windows}"), 120)
         self.last = pstats.Stats(str(path)).stats
         return self.last
 

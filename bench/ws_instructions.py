@@ -37,12 +37,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,6 +83,17 @@ class CountedWorker(Daphne):
 
     def counted(self) -> Any:
         raise NotImplementedError
+
+    def signal_for_file(self, signum: int, path: Path, timeout: float) -> Path:
+        """Signal the worker to write `path`, and wait until it has (it then creates
+        `path.done`: bench/profiled_worker.py, bench/traced_worker.py)."""
+        os.kill(self.proc.pid, signum)
+        deadline = time.monotonic() + timeout
+        while not Path(f"{path}.done").exists():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError(f"no {path.name} from the worker: see {self.log}")
+            time.sleep(0.05)
+        return path
 
 
 class CallgrindWorker(CountedWorker):

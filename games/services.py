@@ -205,7 +205,7 @@ _LOCKED_FIELDS = [f.attname for f in Game._meta.concrete_fields if f.name != "st
 # prepared statement's generic plan (the loop writer prepares both) is made once and kept until
 # something invalidates it, such as an ANALYZE: made on a new database, it hashed a scan of the
 # whole table, and kept doing so as the table grew, since no ANALYZE comes with autovacuum off
-# (as on this project's machines). Each batch then read every game: bench/soak.py saw 170
+# (as on this project's machines). Each batch then read every game: bench/soak.py saw 380
 # million rows read in 11 minutes, and the database's CPU per action grow from 275 to 714 µs.
 # With the condition, every plan reaches the games through the index, at any size of the table
 # (tests/test_pg_batch_paths.py, on a table of a few rows).
