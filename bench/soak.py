@@ -8,11 +8,11 @@ workers) saw each worker grow from about 115 to 155 MB and still grow at its end
 measured where. This starts the server as bench/ws_moves.py does (same backends, same limits
 raised) and runs `--clients` players, each in a loop: start a practice game (a random variant,
 half of them on a random deal number, half on the server's), open its socket, play random legal
-moves with an undo now and then, up to a random 20-300 moves or the game's end, resign one game
-in five, close. One client in five watches instead: it opens the socket of a game another
-client is playing, reads it for a few seconds and closes. So sockets open and close all the
-time, games start, end and are left open, and the state cache and every other per-game store
-meet thousands of new games.
+moves with an undo now and then (`--undo-rate`, 0.08 of actions), up to a random 20-300 moves
+or the game's end, resign one game in five, close. One client in five watches instead: it
+opens the socket of a game another client is playing, reads it for a few seconds and closes.
+So sockets open and close all the time, games start, end and are left open, and the state
+cache and every other per-game store meet thousands of new games.
 
 Every `--every` seconds it prints a row: the moves, games and sockets so far, the move rate in
 the interval, and each server process's resident size (VmRSS). A process that has levelled off
@@ -123,7 +123,7 @@ async def recv_state(ws) -> dict:  # noqa: ANN001
 
 
 async def play_one_game(
-    server: Daphne, token: str, rng: random.Random, counts: Counts, until: float
+    server: Daphne, token: str, rng: random.Random, counts: Counts, until: float, undo_rate: float
 ) -> None:
     body: dict = {"variant": rng.choice(list(VARIANTS))}
     if rng.random() < 0.5:
@@ -146,7 +146,7 @@ async def play_one_game(
             d = state["d"]
             if d["status"] != "playing" or time.monotonic() > until:
                 break
-            if depth > 0 and rng.random() < 0.08:
+            if depth > 0 and rng.random() < undo_rate:
                 frame = {"t": "undo", "d": {"v": state["v"], "id": n}}
                 counts.undos += 1
                 depth -= 1
@@ -167,7 +167,7 @@ async def play_one_game(
 
 
 async def watch_one_game(
-    server: Daphne, token: str, rng: random.Random, counts: Counts, until: float
+    server: Daphne, token: str, rng: random.Random, counts: Counts, until: float, undo_rate: float
 ) -> None:
     if not counts.playing:
         await asyncio.sleep(1)
@@ -185,13 +185,18 @@ async def watch_one_game(
 
 
 async def client(
-    index: int, server: Daphne, token: str, seed: int, counts: Counts, until: float
+    index: int,
+    server: Daphne,
+    token: str,
+    args: argparse.Namespace,
+    counts: Counts,
+    until: float,
 ) -> None:
-    rng = random.Random(seed * 1000 + index)
+    rng = random.Random(args.seed * 1000 + index)
     one = watch_one_game if index % WATCH_EVERY == WATCH_EVERY - 1 else play_one_game
     while time.monotonic() < until:
         try:
-            await one(server, token, rng, counts, until)
+            await one(server, token, rng, counts, until, args.undo_rate)
         except (ConnectionClosed, RuntimeError, OSError) as exc:
             counts.errors.append(f"{type(exc).__name__}: {exc}"[:300])
             await asyncio.sleep(0.5)
@@ -203,7 +208,7 @@ async def soak(args: argparse.Namespace, server: Daphne) -> list[tracemalloc.Sna
     start = time.monotonic()
     until = start + args.minutes * 60
     tasks = [
-        asyncio.create_task(client(i, server, token, args.seed, counts, until))
+        asyncio.create_task(client(i, server, token, args, counts, until))
         for i, token in enumerate(tokens)
     ]
     snapshots: list[tracemalloc.Snapshot] = []
@@ -292,6 +297,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3, help="minutes before snapshot 1")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--undo-rate", type=float, default=0.08, help="chance that a player's next action undoes"
+    )
     args = parser.parse_args()
     if args.trace and args.workers != 1:
         parser.error("--trace traces one worker: use --workers 1")
