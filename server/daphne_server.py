@@ -693,12 +693,10 @@ class ProjectServer(daphne.server.Server):
         if LeanWebsocketConsumer.handling:
             return False
         for protocol, details in list(self.connections.items()):
-            if isinstance(protocol, WebSocketProtocol):
-                if protocol.state == protocol.STATE_CONNECTING:
-                    application = details.get("application_instance")
-                    if application is not None and not application.done():
-                        return False  # its handshake is being answered: it opens, paused
-                    continue
+            if (
+                isinstance(protocol, WebSocketProtocol)
+                and protocol.state != protocol.STATE_CONNECTING
+            ):
                 queue = getattr(protocol, "application_queue", None)
                 if (
                     protocol.state == protocol.STATE_OPEN
@@ -706,10 +704,12 @@ class ProjectServer(daphne.server.Server):
                     and not queue.empty()
                 ):
                     return False
-            else:
-                application = details.get("application_instance")
-                if application is not None and not application.done():
-                    return False
+                continue
+            # An HTTP request, or a handshake, being answered (a socket that ends its handshake
+            # now opens paused: onOpen).
+            application = details.get("application_instance")
+            if application is not None and not application.done():
+                return False
         return True
 
     def create_application(self, protocol: Any, scope: dict) -> Any:
