@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import signal
 import sys
@@ -46,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from ws_instructions import CountedWorker  # noqa: E402
-from ws_moves import BACKENDS, bench_env, machine_cpu_seconds, make_users, server_seconds  # noqa: E402
+from ws_moves import BACKENDS, Clocks, bench_env, make_users  # noqa: E402
 
 from games.engine.variants import VARIANTS  # noqa: E402
 from tests.live_server import Daphne  # noqa: E402
@@ -91,12 +90,6 @@ def rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
-
-
-def clients_seconds() -> float:
-    """This process's CPU time so far: the clients' (and the table's)."""
-    times = os.times()
-    return times.user + times.system
 
 
 def worker_pids(server: Daphne) -> list[int]:
@@ -167,7 +160,7 @@ async def play_one_game(
 
 
 async def watch_one_game(
-    server: Daphne, token: str, rng: random.Random, counts: Counts, until: float, undo_rate: float
+    server: Daphne, token: str, rng: random.Random, counts: Counts, until: float
 ) -> None:
     if not counts.playing:
         await asyncio.sleep(1)
@@ -193,10 +186,13 @@ async def client(
     until: float,
 ) -> None:
     rng = random.Random(args.seed * 1000 + index)
-    one = watch_one_game if index % WATCH_EVERY == WATCH_EVERY - 1 else play_one_game
+    watcher = index % WATCH_EVERY == WATCH_EVERY - 1
     while time.monotonic() < until:
         try:
-            await one(server, token, rng, counts, until, args.undo_rate)
+            if watcher:
+                await watch_one_game(server, token, rng, counts, until)
+            else:
+                await play_one_game(server, token, rng, counts, until, args.undo_rate)
         except (ConnectionClosed, RuntimeError, OSError) as exc:
             counts.errors.append(f"{type(exc).__name__}: {exc}"[:300])
             await asyncio.sleep(0.5)
@@ -219,23 +215,19 @@ async def soak(args: argparse.Namespace, server: Daphne) -> list[tracemalloc.Sna
         f"{' | '.join(f'RSS MB ({pid})' for pid in pids)} |"
     )
     print(f"|{'---|' * (8 + len(pids))}", flush=True)
-    last = (0, start, server_seconds(server)[0], clients_seconds(), machine_cpu_seconds()[0])
+    last = (0, start, Clocks(server))
 
     def row() -> None:
         """One row: the counts so far, and the rate and CPU over the interval since the last."""
         nonlocal last
-        now = (
-            counts.moves + counts.undos,
-            time.monotonic(),
-            server_seconds(server)[0],
-            clients_seconds(),
-            machine_cpu_seconds()[0],
-        )
-        actions, seconds, served, clients, busy = (a - b for a, b in zip(now, last, strict=True))
+        now = (counts.moves + counts.undos, time.monotonic(), Clocks(server))
+        actions, seconds = now[0] - last[0], now[1] - last[1]
+        spent = now[2].since(last[2])
         last = now
         per = 1e6 / max(actions, 1)
+        rest = spent.machine - spent.server - spent.clients
         cpu = (
-            f"{served * per:.0f} / {clients * per:.0f} / {(busy - served - clients) * per:.0f}"
+            f"{spent.server * per:.0f} / {spent.clients * per:.0f} / {rest * per:.0f}"
             if actions
             else "-"
         )
@@ -269,14 +261,13 @@ async def soak(args: argparse.Namespace, server: Daphne) -> list[tracemalloc.Sna
 def print_growth(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot, top: int) -> None:
     ignore = [tracemalloc.Filter(False, tracemalloc.__file__)]
     first, last = first.filter_traces(ignore), last.filter_traces(ignore)
-    total = sum(s.size for s in last.statistics("filename")) - sum(
-        s.size for s in first.statistics("filename")
-    )
+    key = "traceback" if last.traceback_limit > 1 else "lineno"
+    grown = last.compare_to(first, key)
+    total = sum(stat.size_diff for stat in grown)
     print(f"\nLive allocations grew {total / 2**20:.1f} MB between the snapshots; by line:")
     print("| KB grown | blocks grown | KB now | where |")
     print("|---|---|---|---|")
-    key = "traceback" if last.traceback_limit > 1 else "lineno"
-    for stat in last.compare_to(first, key)[:top]:
+    for stat in grown[:top]:
         where = " <- ".join(
             f"{f.filename.split('site-packages/')[-1].split(str(HERE.parent) + '/')[-1]}:{f.lineno}"
             for f in stat.traceback
