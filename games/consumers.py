@@ -395,19 +395,18 @@ class GameConsumer(JsonFrameConsumer):
                 return await self._refuse(data, "bad_message", _version_refusal(action, data))
         if not self.is_owner:
             return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")
-        if action == "move":
-            request = services.MoveRequest(self.game_id, self.user, data["move"], data["v"])
+        if action == "resign":
+            try:
+                result = await socket_calls.on_thread(socket_calls.resign)(self.game_id, self.user)
+            except AppError as exc:
+                result = exc
+        else:  # a move or an undo, in the process's next batch
+            move = data["move"] if action == "move" else services.UNDO_REQUEST
+            request = services.MoveRequest(self.game_id, self.user, move, data["v"])
             batcher = self.batcher
             if batcher is None:
                 batcher = self.batcher = socket_calls.move_batcher()
             result = await batcher.submit(request)
-        else:
-            try:
-                result = await socket_calls.on_thread(socket_calls.write_action)(
-                    action, self.game_id, self.user, data
-                )
-            except AppError as exc:
-                result = exc
         if isinstance(result, AppError):
             # The error names the current version, but this socket has not been sent that
             # state: its version stays, so the states in between still reach it from the group.

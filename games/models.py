@@ -128,6 +128,14 @@ class Game(models.Model):
             models.Index(fields=["daily"], name="game_daily_ranked_idx", condition=Q(ranked=True)),
         ]
 
+    # Not columns: what the move path knows of the game's history, kept with the row in the
+    # process's cache (games.services._advance). `standing`: the last moves of the history
+    # that no undo took back, in order, the last of them the one an undo takes back; and
+    # `standing_whole`: whether they are all of them. An instance read from the database
+    # knows none (empty, not whole), and its first undo reads the history.
+    standing: tuple[str, ...] = ()
+    standing_whole: bool = False
+
     def __str__(self) -> str:
         return f"game {self.pk} ({self.deal}) by {self.owner_id}"
 

@@ -1,10 +1,11 @@
 """The writes. Each public function is one transaction; a move is applied here and nowhere else.
 
-`play_move`, `undo` and `resign` lock the game row (`select_for_update`) so two sockets of one
-owner, or a socket and a REST call, cannot fork a game; the version check makes a resent move
-harmless (it fails with `stale_version` instead of being applied twice). Socket moves on
-PostgreSQL whose games this process has cached skip the lock query: their write is itself the
-check (it updates a game only at the version the batch started from; `play_moves_async`).
+`play_move`, `undo` (a move like any other: `_apply_undo`) and `resign` lock the game row
+(`select_for_update`) so two sockets of one owner, or a socket and a REST call, cannot fork a
+game; the version check makes a resent move harmless (it fails with `stale_version` instead of
+being applied twice). Socket moves and undos on PostgreSQL whose games this process has cached
+skip the lock query: their write is itself the check (it updates a game only at the version
+the batch started from; `play_moves_async`).
 """
 
 from __future__ import annotations
@@ -168,6 +169,9 @@ def _prepared(locked: Iterable[Game], cached: dict[int, state_cache.Entry]) -> d
             game.engine_state = None
         else:
             game.engine_state, game.state = entry[1], entry[2]
+            row = entry[3]
+            if row is not None:
+                game.standing, game.standing_whole = row.standing, row.standing_whole
         _DEAL_FIELD.set_cached_value(game, _deal(game.deal_id, game.deal_variant, game.deal_number))
         if isinstance(game.daily_date, str):  # SQLite hands extra columns back as text
             game.daily_date = dt.date.fromisoformat(game.daily_date)
@@ -334,6 +338,16 @@ def _advance(
     time of its batch, whose moves are stored with the one time they are committed at."""
     if now is None:
         now = timezone.now()
+    if action == UNDO:
+        game.standing = game.standing[:-1]
+    else:
+        standing = game.standing + (action,)
+        if len(standing) > STANDING_KEPT:
+            standing = standing[STANDING_KEPT // 2 :]
+            game.standing_whole = False
+        elif game.version == 0:
+            game.standing_whole = True  # a game's first move: its whole history
+        game.standing = standing
     game.version += 1
     game.state = state.to_dict(shared=True)  # only ever encoded: shares unchanged piles
     game.engine_state = state
@@ -486,13 +500,6 @@ def _postgresql_batch(moves: list[tuple], rows: list[tuple]) -> list[Any]:
     return [orjson.dumps(game_rows).decode(), game_ids, orjson.dumps(moves).decode()]
 
 
-def _record(game: Game, state: engine.State, action: str) -> Outcome:
-    """Advance the game and write it: the second half of every single write."""
-    outcome = _advance(game, state, action)
-    _persist([(game.pk, game.version, action, game.last_move_at)], [game])
-    return outcome
-
-
 def _on_finish(game: Game) -> None:
     """A ranked attempt that ends updates its player's records and, once committed, its board."""
     if not game.ranked:
@@ -538,12 +545,26 @@ def play_move(
 
 class MoveRequest(NamedTuple):
     """One `play_move` call, waiting to be played in a batch (a tuple: one is made for every
-    socket move, and a frozen dataclass took four times as long to build)."""
+    socket move, and a frozen dataclass took four times as long to build). An undo is one
+    too, its `move` UNDO_REQUEST."""
 
     game_id: int
     user: Any
     move: Any
     v: int | None
+
+
+class _UndoRequest:
+    """The `move` of a MoveRequest that takes the last standing move back. Not the string
+    "undo": a move frame that says "undo" is not a move (PROTOCOL.md) and stays refused."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNDO_REQUEST"
+
+
+UNDO_REQUEST: Any = _UndoRequest()
 
 
 def play_moves(
@@ -573,7 +594,7 @@ def play_moves(
     with transaction.atomic():
         games = _lock_many(_ids(requests))
         answered = set(landed) if landed is not None else None
-        results, rows, touched = _apply_batch(games, requests, answered)
+        results, rows, touched = _apply_batch(games, requests, answered, orm=True)
         if rows:
             _persist(rows, touched)
     if landed is not None:
@@ -589,12 +610,15 @@ def _apply_batch(
     games: dict[int, Game],
     requests: list[MoveRequest],
     landed: set[tuple[int, int]] | None = None,
+    orm: bool = False,
 ) -> tuple[list[Outcome | AppError], list[tuple[int, int, str, Any]], list[Game]]:
     """Check and apply each request against the locked games, in memory, in order.
 
     Returns each request's Outcome or AppError, the Move rows to append, and the games that
     changed (to be written in their final state). `landed`: as for play_moves; the versions
-    answered here are added to it.
+    answered here are added to it. `orm`: inside Django's transaction, where an undo may read
+    the history and reopen a game; elsewhere (the pipelined paths) an undo that needs either
+    raises ToOrm, and the batch is played again through the ORM.
     """
     results: list[Outcome | AppError] = []
     rows: list[tuple[int, int, str, Any]] = []
@@ -611,8 +635,11 @@ def _apply_batch(
         outcome = _landed(game, request, landed) if landed is not None else None
         if outcome is None:  # not a move the game already has: play it
             try:
-                _check_move_text(request.move)
-                outcome = _apply(game, request.move, request.v, now)
+                if request.move is UNDO_REQUEST:
+                    outcome = _apply_undo(game, request.v, now, orm)
+                else:
+                    _check_move_text(request.move)
+                    outcome = _apply(game, request.move, request.v, now)
             except AppError as exc:
                 exc.extra.setdefault("v", game.version)  # as locked_game does
                 results.append(exc)
@@ -637,7 +664,7 @@ def _landed(game: Game, request: MoveRequest, landed: set[tuple[int, int]]) -> O
     rows = dict(
         Move.objects.filter(game_id=game.id, n__in=(v + 1, game.version)).values_list("n", "move")
     )
-    if rows.get(v + 1) != request.move:
+    if rows.get(v + 1) != (UNDO if request.move is UNDO_REQUEST else request.move):
         return None
     landed.add((game.id, v + 1))
     state = game.engine_state or _engine_call(engine.State.from_dict, game.state)
@@ -660,7 +687,8 @@ def _can_pipeline() -> bool:
 class _PipelinedBatch:
     """A batch between its lock and its write, on either pipelined path: what to answer, and
     the write's parameters (None if nothing changed); `to_orm` if it must go through Django's
-    transaction instead (it finishes a ranked attempt, whose records the ORM updates)."""
+    transaction instead (it finishes a ranked attempt, whose records the ORM updates, or one
+    of its undos reads the history or reopens a game: ToOrm)."""
 
     results: list[Outcome | AppError]
     touched: list[Game]
@@ -669,7 +697,10 @@ class _PipelinedBatch:
 
     @classmethod
     def plan(cls, games: dict[int, Game], requests: list[MoveRequest]) -> _PipelinedBatch:
-        results, rows, touched = _apply_batch(games, requests)
+        try:
+            results, rows, touched = _apply_batch(games, requests)
+        except ToOrm:
+            return cls([], [], None, True)
         to_orm = any(game.finished and game.ranked for game in touched)
         params = _postgresql_batch(rows, _game_rows(touched)) if rows and not to_orm else None
         return cls(results, touched, params, to_orm)
@@ -819,9 +850,25 @@ def _in_transaction(conn: Any) -> bool:
 
 
 def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
-    """Step back one move: the last move that still stands is taken back from the stored
-    position (engine `State.before`), whose cost does not grow with the game. Replaying the
-    whole history instead took 1.5 s, under the row lock, for a game of 100,000 moves.
+    """Take the last standing move back (`_apply_undo`): a move like any other, played in a
+    batch of one, as REST plays a move."""
+    return play_move(game_id, user, UNDO_REQUEST, v)
+
+
+class ToOrm(Exception):  # noqa: N818 - a signal, not an error
+    """An undo in a pipelined batch needs Django's transaction: it must read its game's
+    history, or reopen a stuck game. The batch is played again there (`_PipelinedBatch`)."""
+
+
+def _apply_undo(game: Game, v: int | None, now: dt.datetime, orm: bool) -> Outcome:
+    """Step back one move, in memory, as `_apply` plays one: the last move that still stands
+    is taken back from the position (engine `State.before`), whose cost does not grow with the
+    game. Replaying the whole history instead took 1.5 s, under the row lock, for a game of
+    100,000 moves.
+
+    Which move that is comes from the game's `standing` moves where this process knows them
+    (`_standing_last`), so a socket's undo is played in its batch on the event loop, as a move
+    is. An undo on a thread through the ORM with a history read cost about five moves.
 
     In a ranked attempt a move that turned a face-down card up (a `draw`, or a play from
     Barricade A's stock, whose next card then shows) cannot be undone: undoing it would let the
@@ -831,31 +878,34 @@ def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
     move, and the game plays on (practice is for trying another line). A ranked attempt's
     ending stands, as does any game won or resigned.
     """
-    with locked_game(game_id, user) as game:
-        reopening = game.status == Game.Status.STUCK and not game.ranked
-        if reopening:
-            _check_day_and_version(game, v)
-        else:
-            _check_playable(game, v)
-        _check_room(game)
-        last = _last_standing_move(game)
-        if last is None:
-            raise AppError("illegal_move", "There is no move to undo.")
-        current = game.engine_state or _engine_call(engine.State.from_dict, game.state)
-        try:
-            previous = current.before(last)
-        except engine.EngineError:  # the stored position is not what its moves make: replay
-            log.error("game %s: stored state does not end with %s; replaying", game.pk, last)
-            current = _replayed(game)
-            previous = _engine_call(current.undo)
-        if game.ranked and current.hidden_count < previous.hidden_count:
-            raise AppError(
-                "illegal_move",
-                f"In a ranked game the last move ({last}) cannot be undone: it turned a card up.",
-            )
-        if reopening:
-            _reopen(game)
-        return _record(game, previous, UNDO)
+    reopening = game.status == Game.Status.STUCK and not game.ranked
+    if reopening:
+        _check_day_and_version(game, v)
+    else:
+        _check_playable(game, v)
+    _check_room(game)
+    last = _standing_last(game, orm)
+    if last is None:
+        raise AppError("illegal_move", "There is no move to undo.")
+    current = game.engine_state or _engine_call(engine.State.from_dict, game.state)
+    try:
+        previous = current.before(last)
+    except engine.EngineError:  # the stored position is not what its moves make: replay
+        if not orm:
+            raise ToOrm from None
+        log.error("game %s: stored state does not end with %s; replaying", game.pk, last)
+        current = _replayed(game)
+        previous = _engine_call(current.undo)
+    if game.ranked and current.hidden_count < previous.hidden_count:
+        raise AppError(
+            "illegal_move",
+            f"In a ranked game the last move ({last}) cannot be undone: it turned a card up.",
+        )
+    if reopening:
+        if not orm:
+            raise ToOrm
+        _reopen(game)
+    return _advance(game, previous, UNDO, now)
 
 
 def _reopen(game: Game) -> None:
@@ -865,11 +915,35 @@ def _reopen(game: Game) -> None:
     Game.objects.filter(pk=game.pk).update(status=game.status, finished_at=None)
 
 
-def _last_standing_move(game: Game) -> str | None:
-    """The last move of the history that no later undo took back, read from its end: each
-    undo takes back the nearest move before it that is still standing."""
+# The standing moves a game keeps in memory, the last of them the one an undo takes back: at
+# most this many, cut to half when one more comes (a tuple of 32 costs a move about 0.1 µs to
+# extend). 32 undos in a row, more than a player makes, before one reads the history again.
+STANDING_KEPT = 32
+
+
+def _standing_last(game: Game, orm: bool) -> str | None:
+    """The move an undo takes back: the last of the game's `standing` moves, or None if it
+    has none; read from the history if this game's are not known here (then ToOrm unless
+    `orm`). Known: a game played from its deal in this process, or since its last history
+    read, up to STANDING_KEPT undos in a row."""
+    standing = game.standing
+    if standing:
+        return standing[-1]
+    if game.standing_whole or game.version == 0:
+        return None
+    if not orm:
+        raise ToOrm
+    game.standing, game.standing_whole = _standing_moves(game)
+    return game.standing[-1] if game.standing else None
+
+
+def _standing_moves(game: Game) -> tuple[tuple[str, ...], bool]:
+    """The last STANDING_KEPT moves of the history that no later undo took back, read from its
+    end (each undo takes back the nearest move before it that is still standing), and whether
+    that is all of them."""
     rows = game.move_rows.order_by("-n").values_list("move", flat=True)
-    pending, start, size = 0, 0, 8
+    found: list[str] = []
+    pending, start, size = 0, 0, 2 * STANDING_KEPT
     while True:
         window = list(rows[start : start + size])
         for move in window:
@@ -878,9 +952,11 @@ def _last_standing_move(game: Game) -> str | None:
             elif pending:
                 pending -= 1
             else:
-                return move
+                found.append(move)
+                if len(found) == STANDING_KEPT:
+                    return tuple(reversed(found)), False
         if len(window) < size:
-            return None
+            return tuple(reversed(found)), True
         start, size = start + size, size * 4
 
 

@@ -1,9 +1,9 @@
 """What the game and leaderboard sockets ask of the database, and where it runs.
 
 The consumers (games.consumers) read frames and answer them; the calls they make are here:
-a socket's first state and its syncs, a board, an undo or a resign on a pool of threads, and
-moves through the process's group commit (games.move_batcher), written from the event loop on
-PostgreSQL (games.loop_writer) and on a thread elsewhere.
+a socket's first state and its syncs, a board, a resign on a pool of threads, and moves and
+undos through the process's group commit (games.move_batcher), written from the event loop
+on PostgreSQL (games.loop_writer) and on a thread elsewhere.
 """
 
 from __future__ import annotations
@@ -144,12 +144,10 @@ def new_move_batcher() -> MoveBatcher:
     return MoveBatcher(run, settings.GAME_MOVE_BATCH, settings.GAME_LOOP_BATCHES, writer.close)
 
 
-def write_action(action: str, game_id: int, user, data: dict) -> tuple[int, list[WireFrame]]:  # noqa: ANN001
-    """Run one service write and build its frames, in the same worker-thread call."""
-    if action == "undo":
-        outcome = services.undo(game_id, user, data["v"])
-    else:
-        outcome = services.resign(game_id, user)
+def resign(game_id: int, user) -> tuple[int, list[WireFrame]]:  # noqa: ANN001
+    """Resign the game and build its frames, in the same worker-thread call (moves and undos
+    go through the batch: move_batcher)."""
+    outcome = services.resign(game_id, user)
     return outcome.game.version, events.wire_frames(outcome)
 
 

@@ -528,3 +528,36 @@ def test_every_plan_of_the_batch_statements_reaches_games_by_id_however_small_th
     for (kind, mode), plan in plans.items():
         assert "Seq Scan on games_game" not in plan, f"{kind}, {mode}:\n{plan}"
         assert "games_game_pkey" in plan, f"{kind}, {mode}:\n{plan}"
+
+
+def test_the_loop_writer_plays_an_undo_it_can_and_hands_the_others_to_the_orm(user):  # noqa: ANN001
+    """A socket's undo is played in its batch on the event loop when the cached game knows
+    its standing moves (it was played here from its deal), without the lock query; one that
+    must read the history first (a game loaded mid-play) is handed to the ORM path untouched,
+    and played there."""
+    game = services.start_practice(user, "spanish", 5)
+    socket_calls.load_state(game.pk, user)  # as a socket's connect: cached at version 0
+    deal = engine.State.from_dict(game.state)
+    first = deal.legal_moves()[0]
+    [(version, _)] = _on_a_loop(lambda w: w.write([MoveRequest(game.pk, user, first, 0)]))
+    assert version == 1
+
+    undo = MoveRequest(game.pk, user, services.UNDO_REQUEST, 1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(services, "_LOCK_SQL_PG", BROKEN_LOCK)  # the cached path, or a failure
+        [(version, frames)] = _on_a_loop(lambda w: w.write([undo]))
+    assert version == 2 and frames[0].t == "state"
+    assert orjson.loads(frames[0].text)["d"]["last_move"] == engine.UNDO
+    assert Game.objects.get(pk=game.pk).state == deal.to_dict()
+
+    second = MoveRequest(game.pk, user, first, 2)
+    assert _on_a_loop(lambda w: w.write([second]))[0][0] == 3
+    state_cache.states.entries.clear()
+    socket_calls.load_state(game.pk, user)  # cached at version 3, its history not known
+    undo = MoveRequest(game.pk, user, services.UNDO_REQUEST, 3)
+    assert _on_a_loop(lambda w: w.write([undo])) == [None]
+    assert Game.objects.get(pk=game.pk).version == 3  # nothing written
+    [(version, _)] = _on_a_loop(lambda _w: _through_a_batcher([undo]))
+    assert version == 4
+    assert Game.objects.get(pk=game.pk).state == deal.to_dict()
+    call_command("replay_verify")

@@ -130,3 +130,91 @@ def test_a_resigned_or_won_game_stays_over(user):  # noqa: ANN001
     with pytest.raises(AppError) as info:
         services.undo(game.pk, user, 1)
     assert info.value.code == "game_over"
+
+
+# Each write commits, so its game is cached as it would be on a server (services.
+# _cache_after_commit): an undo reads what the cached game knows.
+_COMMITTED = pytest.mark.django_db(transaction=True)
+
+
+def _count_history_reads(monkeypatch) -> list[int]:  # noqa: ANN001
+    """Count the undos that read the game's history (services._standing_moves)."""
+    reads: list[int] = []
+    read = services._standing_moves
+
+    def counted(game: Game) -> tuple[tuple[str, ...], bool]:
+        reads.append(game.version)
+        return read(game)
+
+    monkeypatch.setattr(services, "_standing_moves", counted)
+    return reads
+
+
+def _play_first_legal(user, game: Game, moves: int) -> list[engine.State]:  # noqa: ANN001
+    """Play the first legal move `moves` times; the states from the deal on."""
+    states = [engine.State.from_dict(stored(game.pk))]
+    for v in range(moves):
+        services.play_move(game.pk, user, states[-1].legal_moves()[0], v)
+        states.append(engine.State.from_dict(stored(game.pk)))
+    return states
+
+
+@_COMMITTED
+def test_an_undo_of_a_game_played_here_from_its_deal_reads_no_history(user, monkeypatch):  # noqa: ANN001
+    """The moves that stand travel with the cached game, so each undo knows what to take back
+    as a move knows where it goes: no query of the history, on any path that writes it."""
+    game = services.start_practice(user, "spanish", 5)
+    states = _play_first_legal(user, game, 5)
+    reads = _count_history_reads(monkeypatch)
+    for v in range(5, 10):
+        outcome = services.undo(game.pk, user, v)
+        assert outcome.state.to_dict() == states[9 - v].to_dict()
+        assert outcome.move == engine.UNDO
+    with pytest.raises(AppError, match="no move to undo"):
+        services.undo(game.pk, user, 10)
+    assert reads == []
+    assert stored(game.pk) == replayed(game.pk).to_dict()
+
+
+@_COMMITTED
+def test_undos_past_the_moves_kept_in_memory_read_the_history_once_more(user, monkeypatch):  # noqa: ANN001
+    """A game keeps its last STANDING_KEPT standing moves, cut to half when one more comes: 40
+    moves leave 24 of them known, and the 25th undo in a row reads the other 16 (all there are,
+    so the 41st undo is refused without reading again)."""
+    assert services.STANDING_KEPT == 32
+    game = services.start_practice(user, "chinese_freecell", 7)
+    states = _play_first_legal(user, game, 40)
+    reads = _count_history_reads(monkeypatch)
+    for v in range(40, 80):
+        outcome = services.undo(game.pk, user, v)
+        assert outcome.state.to_dict() == states[79 - v].to_dict()
+    with pytest.raises(AppError, match="no move to undo"):
+        services.undo(game.pk, user, 80)
+    assert reads == [64]  # the 25th undo, on version 64
+    assert stored(game.pk) == replayed(game.pk).to_dict()
+
+
+@_COMMITTED
+def test_an_undo_of_a_game_loaded_mid_play_reads_its_history_then_knows_it(user, monkeypatch):  # noqa: ANN001
+    """A game this process did not play from its deal (another process did, or it was evicted
+    from the cache) knows no standing moves: its first undo reads them, the next ones do not."""
+    game = services.start_practice(user, "spanish", 5)
+    states = _play_first_legal(user, game, 6)
+    state_cache.states.entries.clear()
+    reads = _count_history_reads(monkeypatch)
+    for v in range(6, 9):
+        outcome = services.undo(game.pk, user, v)
+        assert outcome.state.to_dict() == states[11 - v].to_dict()
+    assert reads == [6]
+    assert stored(game.pk) == replayed(game.pk).to_dict()
+
+
+def test_the_word_undo_sent_as_a_move_is_not_an_undo(user):  # noqa: ANN001
+    """PROTOCOL.md: undo is an action of its own, not a move string; a move frame (or POST
+    .../moves) that says "undo" is refused, and nothing changes."""
+    game = services.start_practice(user, "spanish", 5)
+    _play_first_legal(user, game, 1)
+    with pytest.raises(AppError) as info:
+        services.play_move(game.pk, user, engine.UNDO, 1)
+    assert info.value.code == "illegal_move"
+    assert Game.objects.get(pk=game.pk).version == 1
