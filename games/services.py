@@ -916,8 +916,9 @@ def _reopen(game: Game) -> None:
 
 
 # The standing moves a game keeps in memory, the last of them the one an undo takes back: at
-# most this many, cut to half when one more comes (a tuple of 32 costs a move about 0.1 µs to
-# extend). 32 undos in a row, more than a player makes, before one reads the history again.
+# most this many; when one more comes, the oldest 16 go (a tuple is extended per move, and
+# cut only one move in 16). So 17 to 32 undos in a row, more than a player makes, before an
+# undo reads the history again.
 STANDING_KEPT = 32
 
 

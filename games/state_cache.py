@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
+
 from games import engine
 
 # version, engine state, state as stored, and the game row as it stood at that version
@@ -25,8 +27,10 @@ class StateCache:
     The row (a `Game` nobody changes: writers copy it) lets a batch whose every game is here
     skip the lock query and write with a version check instead (services.play_moves_async).
 
-    An entry takes about 5 KB (Chinese FreeCell, measured), so the default bound is ~25 MB;
-    a process rarely has more games in play at once, and a miss only costs a decode.
+    An entry takes about 11 KB of a process's resident size (bench/soak.py: a worker grows
+    about 55 MB while the 5,000 games of the default bound fill it, then levels off); a process
+    rarely has more games in play at once, and a miss costs a decode and the lock query. The
+    server's bound is GAME_STATE_CACHE.
     """
 
     def __init__(self, size: int = 5_000) -> None:
@@ -77,4 +81,4 @@ class StateCache:
         return True
 
 
-states = StateCache()
+states = StateCache(settings.GAME_STATE_CACHE)

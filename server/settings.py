@@ -300,6 +300,10 @@ HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 2)
 # plays random legal moves until the game ends may well wander for thousands: the bound is
 # far past that.
 GAME_MAX_MOVES = env_count("GAME_MAX_MOVES", 100_000)
+# Games whose engine state and row a process keeps between their moves (games.state_cache):
+# about 11 KB each. A game not kept is played the slower way, from its stored state with the
+# row lock; 0 keeps none.
+GAME_STATE_CACHE = env_whole("GAME_STATE_CACHE", 5000)
 # Threads (and so PostgreSQL connections per process) for socket reads and writes.
 GAME_DB_THREADS = env_count("GAME_DB_THREADS", 16)
 # Socket moves are written in batches (group commit, games.move_batcher): at most this many

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import subprocess
+import sys
 
 import orjson
 import pytest
@@ -189,6 +193,27 @@ def test_the_state_cache_is_bounded_and_drops_the_oldest_first():
     assert set(cache.entries_for([1, 2, 3])) == {1, 3}
     cache.put(1, 6, s, {})  # a game's next version replaces its entry
     assert cache.entries_for([1])[1][0] == 6 and len(cache.entries) == 2
+
+
+def test_a_state_cache_of_no_games_keeps_none():
+    cache = state_cache.StateCache(size=0)
+    cache.put(1, 5, engine.new_game("portuguese", 1), {})
+    assert cache.entries == {}
+
+
+def test_the_servers_state_cache_holds_as_many_games_as_game_state_cache_says():
+    """GAME_STATE_CACHE sets the bound (a whole number: one that is not stops the start)."""
+    code = (
+        "import django; django.setup(); from games import state_cache; "
+        "print(state_cache.states.size)"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "server.settings"}
+    run = functools.partial(
+        subprocess.run, [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert run(env={**env, "GAME_STATE_CACHE": "7"}).stdout.strip() == "7"
+    refused = run(env={**env, "GAME_STATE_CACHE": "-1"})
+    assert refused.returncode != 0 and "GAME_STATE_CACHE must be a whole number" in refused.stderr
 
 
 def test_the_deals_a_process_keeps_are_bounded(monkeypatch):  # noqa: ANN001

@@ -178,9 +178,9 @@ def test_an_undo_of_a_game_played_here_from_its_deal_reads_no_history(user, monk
 
 @_COMMITTED
 def test_undos_past_the_moves_kept_in_memory_read_the_history_once_more(user, monkeypatch):  # noqa: ANN001
-    """A game keeps its last STANDING_KEPT standing moves, cut to half when one more comes: 40
-    moves leave 24 of them known, and the 25th undo in a row reads the other 16 (all there are,
-    so the 41st undo is refused without reading again)."""
+    """A game keeps its last STANDING_KEPT standing moves, the oldest 16 dropped when a 33rd
+    comes: 40 moves leave 24 of them known, and the 25th undo in a row reads the other 16 (all
+    there are, so the 41st undo is refused without reading again)."""
     assert services.STANDING_KEPT == 32
     game = services.start_practice(user, "chinese_freecell", 7)
     states = _play_first_legal(user, game, 40)
