@@ -341,13 +341,9 @@ def _advance(
     if action == UNDO:
         game.standing = game.standing[:-1]
     else:
-        standing = game.standing + (action,)
-        if len(standing) > STANDING_KEPT:
-            standing = standing[STANDING_KEPT // 2 :]
-            game.standing_whole = False
-        elif game.version == 0:
+        if game.version == 0:
             game.standing_whole = True  # a game's first move: its whole history
-        game.standing = standing
+        game.standing += (action,)
     game.version += 1
     game.state = state.to_dict(shared=True)  # only ever encoded: shares unchanged piles
     game.engine_state = state
@@ -387,6 +383,9 @@ def _cache_after_commit(games: list[Game]) -> Callable[[], None]:
     committed (the Outcomes that hold it are only read; the cache only swaps its engine state
     for the same position without its history), and a batch that plays on a cached row plays
     on a copy of it (`_cached_game`)."""
+    for game in games:
+        if len(game.standing) > STANDING_KEPT:
+            game.standing, game.standing_whole = game.standing[-(STANDING_KEPT // 2) :], False
     entries = [(g.id, g.version, g.engine_state, g.state, g) for g in games if not g.finished]
     return lambda: [state_cache.states.put(*entry) for entry in entries]
 
@@ -617,9 +616,12 @@ def _apply_batch(
     Returns each request's Outcome or AppError, the Move rows to append, and the games that
     changed (to be written in their final state). `landed`: as for play_moves; the versions
     answered here are added to it. `orm`: inside Django's transaction, where an undo may read
-    the history and reopen a game; elsewhere (the pipelined paths) an undo that needs either
-    raises ToOrm, and the batch is played again through the ORM.
+    the history and reopen a game; elsewhere (the pipelined paths) a batch with an undo that
+    needs either raises ToOrm, and is played again through the ORM.
     """
+    undos = [r.game_id for r in requests if r.move is UNDO_REQUEST]
+    if undos:
+        _know_standing(games, Counter(undos), orm)
     results: list[Outcome | AppError] = []
     rows: list[tuple[int, int, str, Any]] = []
     later = Counter(r.game_id for r in requests)  # moves still to come, per game
@@ -866,8 +868,8 @@ def _apply_undo(game: Game, v: int | None, now: dt.datetime, orm: bool) -> Outco
     game. Replaying the whole history instead took 1.5 s, under the row lock, for a game of
     100,000 moves.
 
-    Which move that is comes from the game's `standing` moves where this process knows them
-    (`_standing_last`), so a socket's undo is played in its batch on the event loop, as a move
+    Which move that is comes from the game's `standing` moves, which its cached row keeps
+    (`_know_standing`), so a socket's undo is played in its batch on the event loop, as a move
     is. An undo on a thread through the ORM with a history read cost about five moves.
 
     In a ranked attempt a move that turned a face-down card up (a `draw`, or a play from
@@ -884,7 +886,7 @@ def _apply_undo(game: Game, v: int | None, now: dt.datetime, orm: bool) -> Outco
     else:
         _check_playable(game, v)
     _check_room(game)
-    last = _standing_last(game, orm)
+    last = _standing_last(game)
     if last is None:
         raise AppError("illegal_move", "There is no move to undo.")
     current = game.engine_state or _engine_call(engine.State.from_dict, game.state)
@@ -915,36 +917,46 @@ def _reopen(game: Game) -> None:
     Game.objects.filter(pk=game.pk).update(status=game.status, finished_at=None)
 
 
-# The standing moves a game keeps in memory, the last of them the one an undo takes back: at
-# most this many; when one more comes, the oldest 16 go (a tuple is extended per move, and
-# cut only one move in 16). So 17 to 32 undos in a row, more than a player makes, before an
-# undo reads the history again.
+# The standing moves a game keeps with its cached row, the last of them the one an undo takes
+# back: past this many, only the newest half is kept (cut once per 16 moves, where a batch
+# caches the game: services._cache_after_commit). So 16 to 32 undos in a row, more than a
+# player makes, before an undo reads the history again.
 STANDING_KEPT = 32
 
 
-def _standing_last(game: Game, orm: bool) -> str | None:
+def _know_standing(games: dict[int, Game], undos: Counter, orm: bool) -> None:
+    """Make sure each game knows enough of its standing moves for the batch's undos of it
+    (`undos`: how many, by game), before any request of the batch is applied: read from its
+    history (or ToOrm unless `orm`) while the game is still as committed. A read later, after
+    some of the batch's moves and undos, would find a history that lacks them."""
+    for game_id, count in undos.items():
+        game = games.get(game_id)
+        if game is None or game.standing_whole or game.version == 0:
+            continue
+        if len(game.standing) < count:
+            if not orm:
+                raise ToOrm
+            game.standing, game.standing_whole = _standing_moves(game, STANDING_KEPT + count)
+
+
+def _standing_last(game: Game) -> str | None:
     """The move an undo takes back: the last of the game's `standing` moves, or None if it
-    has none; read from the history if this game's are not known here (then ToOrm unless
-    `orm`). Known: a game played from its deal in this process, or since its last history
-    read, up to STANDING_KEPT undos in a row."""
+    has none (`_know_standing` has made sure it knows enough of them)."""
     standing = game.standing
     if standing:
         return standing[-1]
     if game.standing_whole or game.version == 0:
         return None
-    if not orm:
-        raise ToOrm
-    game.standing, game.standing_whole = _standing_moves(game)
-    return game.standing[-1] if game.standing else None
+    raise ToOrm  # not reached: no batch undoes more of a game than it knows
 
 
-def _standing_moves(game: Game) -> tuple[tuple[str, ...], bool]:
-    """The last STANDING_KEPT moves of the history that no later undo took back, read from its
-    end (each undo takes back the nearest move before it that is still standing), and whether
-    that is all of them."""
+def _standing_moves(game: Game, kept: int) -> tuple[tuple[str, ...], bool]:
+    """The last `kept` moves of the committed history that no later undo took back, read from
+    its end (each undo takes back the nearest move before it that is still standing), and
+    whether that is all of them."""
     rows = game.move_rows.order_by("-n").values_list("move", flat=True)
     found: list[str] = []
-    pending, start, size = 0, 0, 2 * STANDING_KEPT
+    pending, start, size = 0, 0, 2 * kept
     while True:
         window = list(rows[start : start + size])
         for move in window:
@@ -954,7 +966,7 @@ def _standing_moves(game: Game) -> tuple[tuple[str, ...], bool]:
                 pending -= 1
             else:
                 found.append(move)
-                if len(found) == STANDING_KEPT:
+                if len(found) == kept:
                     return tuple(reversed(found)), False
         if len(window) < size:
             return tuple(reversed(found)), True

@@ -10,6 +10,7 @@ import pytest
 
 from games import engine, services, state_cache
 from games.models import Game
+from games.services import MoveRequest
 from server.errors import AppError
 
 pytestmark = pytest.mark.django_db
@@ -142,20 +143,25 @@ def _count_history_reads(monkeypatch) -> list[int]:  # noqa: ANN001
     reads: list[int] = []
     read = services._standing_moves
 
-    def counted(game: Game) -> tuple[tuple[str, ...], bool]:
+    def counted(game: Game, kept: int) -> tuple[tuple[str, ...], bool]:
         reads.append(game.version)
-        return read(game)
+        return read(game, kept)
 
     monkeypatch.setattr(services, "_standing_moves", counted)
     return reads
 
 
 def _play_first_legal(user, game: Game, moves: int) -> list[engine.State]:  # noqa: ANN001
-    """Play the first legal move `moves` times; the states from the deal on."""
+    """Play `moves` moves, each the first legal one that leads to a position not reached
+    before (so an undo that took back the wrong move could not land on the right position);
+    the states from the deal on."""
     states = [engine.State.from_dict(stored(game.pk))]
+    seen = {states[0]}
     for v in range(moves):
-        services.play_move(game.pk, user, states[-1].legal_moves()[0], v)
+        move = next(m for m in states[-1].legal_moves() if states[-1].apply(m) not in seen)
+        services.play_move(game.pk, user, move, v)
         states.append(engine.State.from_dict(stored(game.pk)))
+        seen.add(states[-1])
     return states
 
 
@@ -178,9 +184,9 @@ def test_an_undo_of_a_game_played_here_from_its_deal_reads_no_history(user, monk
 
 @_COMMITTED
 def test_undos_past_the_moves_kept_in_memory_read_the_history_once_more(user, monkeypatch):  # noqa: ANN001
-    """A game keeps its last STANDING_KEPT standing moves, the oldest 16 dropped when a 33rd
-    comes: 40 moves leave 24 of them known, and the 25th undo in a row reads the other 16 (all
-    there are, so the 41st undo is refused without reading again)."""
+    """A cached game keeps its last STANDING_KEPT standing moves, then the newest 16: 40 moves
+    leave 23 of them known (cut to 16 at the 33rd), and the 24th undo in a row reads the other
+    17 (all there are, so the 41st undo is refused without reading again)."""
     assert services.STANDING_KEPT == 32
     game = services.start_practice(user, "chinese_freecell", 7)
     states = _play_first_legal(user, game, 40)
@@ -190,8 +196,23 @@ def test_undos_past_the_moves_kept_in_memory_read_the_history_once_more(user, mo
         assert outcome.state.to_dict() == states[79 - v].to_dict()
     with pytest.raises(AppError, match="no move to undo"):
         services.undo(game.pk, user, 80)
-    assert reads == [64]  # the 25th undo, on version 64
+    assert reads == [63]  # the 24th undo, on version 63
     assert stored(game.pk) == replayed(game.pk).to_dict()
+
+
+@_COMMITTED
+def test_a_batch_with_more_undos_of_a_game_than_it_knows_reads_the_history_first(user):  # noqa: ANN001
+    """Two sockets of one owner may each send an undo, on the versions one after the other, and
+    both land in one batch. The history is read before the batch plays any of them, while it
+    is still the game's: read after the first undo it would lack that undo, and the second
+    would take back a move already taken back."""
+    game = services.start_practice(user, "chinese_freecell", 7)
+    states = _play_first_legal(user, game, 40)  # 23 standing moves known, 40 standing
+    undos = [MoveRequest(game.pk, user, services.UNDO_REQUEST, v) for v in range(40, 65)]
+    results = services.play_moves(undos)
+    assert [r.game.version for r in results] == list(range(41, 66))
+    assert [r.state.to_dict() for r in results] == [s.to_dict() for s in states[39:14:-1]]
+    assert stored(game.pk) == replayed(game.pk).to_dict() == states[15].to_dict()
 
 
 @_COMMITTED
