@@ -165,6 +165,19 @@ def _play_first_legal(user, game: Game, moves: int) -> list[engine.State]:  # no
     return states
 
 
+def _undo_back_to_the_deal(user, game: Game, states: list[engine.State]) -> None:  # noqa: ANN001
+    """Undo every move of `states`' line, one undo at a time: each lands on the position before
+    the move it takes back, the stored state is what a replay gives, and one more is refused."""
+    n = len(states) - 1
+    for v in range(n, 2 * n):
+        outcome = services.undo(game.pk, user, v)
+        assert outcome.state.to_dict() == states[2 * n - 1 - v].to_dict()
+        assert outcome.move == engine.UNDO
+    with pytest.raises(AppError, match="no move to undo"):
+        services.undo(game.pk, user, 2 * n)
+    assert stored(game.pk) == replayed(game.pk).to_dict()
+
+
 @_COMMITTED
 def test_an_undo_of_a_game_played_here_from_its_deal_reads_no_history(user, monkeypatch):  # noqa: ANN001
     """The moves that stand travel with the cached game, so each undo knows what to take back
@@ -172,14 +185,8 @@ def test_an_undo_of_a_game_played_here_from_its_deal_reads_no_history(user, monk
     game = services.start_practice(user, "spanish", 5)
     states = _play_first_legal(user, game, 5)
     reads = _count_history_reads(monkeypatch)
-    for v in range(5, 10):
-        outcome = services.undo(game.pk, user, v)
-        assert outcome.state.to_dict() == states[9 - v].to_dict()
-        assert outcome.move == engine.UNDO
-    with pytest.raises(AppError, match="no move to undo"):
-        services.undo(game.pk, user, 10)
+    _undo_back_to_the_deal(user, game, states)
     assert reads == []
-    assert stored(game.pk) == replayed(game.pk).to_dict()
 
 
 @_COMMITTED
@@ -191,13 +198,8 @@ def test_undos_past_the_moves_kept_in_memory_read_the_history_once_more(user, mo
     game = services.start_practice(user, "chinese_freecell", 7)
     states = _play_first_legal(user, game, 40)
     reads = _count_history_reads(monkeypatch)
-    for v in range(40, 80):
-        outcome = services.undo(game.pk, user, v)
-        assert outcome.state.to_dict() == states[79 - v].to_dict()
-    with pytest.raises(AppError, match="no move to undo"):
-        services.undo(game.pk, user, 80)
+    _undo_back_to_the_deal(user, game, states)
     assert reads == [63]  # the 24th undo, on version 63
-    assert stored(game.pk) == replayed(game.pk).to_dict()
 
 
 @_COMMITTED
