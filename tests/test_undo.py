@@ -88,6 +88,26 @@ def test_a_stored_state_its_moves_do_not_make_is_replayed(user, caplog):  # noqa
     assert stored(game.pk) == engine.replay("spanish", 5, moves[:2]).to_dict()
 
 
+def test_a_stored_state_replayed_in_a_batch_follows_the_batchs_own_undos(user, caplog):  # noqa: ANN001
+    """The replay of a stored position its moves do not make takes in what the batch has
+    played on the game so far: of two undos in one batch, the second finds the position wrong
+    and lands where two undos of the true history land, not one. Here the stored position is
+    the deal after the last move alone, so the first undo takes that move back cleanly."""
+    m1, m2, m3 = "t0-t2", "t1-t2", "t3-t10"  # Portuguese deal 1; t3-t10 is legal at the deal
+    game = services.start_practice(user, "portuguese", 1)
+    for v, move in enumerate((m1, m2, m3)):
+        services.play_move(game.pk, user, move, v)
+    wrong = engine.new_game("portuguese", 1).apply(m3).to_dict() | {"moves": 3}
+    Game.objects.filter(pk=game.pk).update(state=wrong)
+    state_cache.states.entries.clear()
+    undos = [MoveRequest(game.pk, user, services.UNDO_REQUEST, v) for v in (3, 4)]
+    with caplog.at_level(logging.ERROR, logger="games.services"):
+        results = services.play_moves(undos)
+    assert "replaying" in caplog.text
+    after_m1 = engine.replay("portuguese", 1, [m1]).to_dict()
+    assert results[1].state.to_dict() == stored(game.pk) == after_m1
+
+
 # Portuguese deal 1 is stuck after these five moves (found by random play).
 STUCK_LINE = ["t0-t7", "t11-t6", "t2-t10", "t7-t3", "t1-t3"]
 
