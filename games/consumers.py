@@ -1,10 +1,10 @@
 """WebSocket consumers: parse the frame, check who is asking, call a service; nothing else.
 
-What they ask of the database, and on which thread, is in games.socket_calls. A move joins the
-process's batch (games.move_batcher): the service applies every waiting move in one
-transaction, and the frames are built in the same call. The mover hears
-`ack` and `state` on its own socket once its batch has committed; other sockets of the game
-hear through the channel layer group, so a watcher on another server process sees the move too.
+What they ask of the database, and on which thread, is in games.socket_calls. A move or an
+undo joins the process's batch (games.move_batcher): the service applies every waiting one in
+one transaction, and the frames are built in the same call. The mover hears `ack` and `state`
+on its own socket once its batch has committed; other sockets of the game hear through the
+channel layer group, so a watcher on another server process sees the move too.
 """
 
 from __future__ import annotations
