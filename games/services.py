@@ -331,13 +331,9 @@ _UPDATE_GAME = (
 )
 
 
-def _advance(
-    game: Game, state: engine.State, action: str, now: dt.datetime | None = None
-) -> Outcome:
+def _advance(game: Game, state: engine.State, action: str, now: dt.datetime) -> Outcome:
     """Move the in-memory game on by one accepted action (nothing is written yet); `now`: the
     time of its batch, whose moves are stored with the one time they are committed at."""
-    if now is None:
-        now = timezone.now()
     if action == UNDO:
         game.standing = game.standing[:-1]
     else:
