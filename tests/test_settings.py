@@ -122,3 +122,45 @@ def test_a_server_in_development_takes_no_key_from_the_repository(tmp_path):  # 
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == [path.read_text()] * 2
+
+
+# PBKDF2 at 1,000 rounds (the count is in the hash), as an account made before the switch holds.
+_PBKDF2 = "pbkdf2_sha256$1000$saltsaltsalt$UHuMGcEOxtZ0G+8agU8jXjB1Vs6YJf9EqLdDWcFWPzU="
+_HASH_CODE = (
+    "import django; django.setup(); from django.contrib.auth.hashers import make_password; "
+    "print(make_password('correct-horse-9').split('$')[0])"
+)
+
+
+@pytest.mark.parametrize(("fast", "algorithm"), [("1", "md5"), ("0", "pbkdf2_sha256")])
+def test_a_test_server_may_hash_passwords_fast(fast: str, algorithm: str):
+    run = run_python(
+        _HASH_CODE,
+        DJANGO_SETTINGS_MODULE="server.settings",
+        FAST_PASSWORD_HASH=fast,
+        SQLITE_PATH="/tmp/unused.sqlite3",
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == algorithm
+
+
+def test_a_fast_password_hash_is_refused_in_production():
+    run = run_python(
+        "import server.settings", FAST_PASSWORD_HASH="1", DEBUG="0", SECRET_KEY="x" * 50
+    )
+    assert run.returncode == 1 and "FAST_PASSWORD_HASH is for test servers" in run.stderr
+
+
+def test_a_password_hashed_slowly_still_signs_in_with_the_fast_hash():
+    code = (
+        "import django; django.setup(); from django.contrib.auth.hashers import check_password; "
+        f"print(check_password('correct-horse-9', {_PBKDF2!r}))"
+    )
+    run = run_python(
+        code,
+        DJANGO_SETTINGS_MODULE="server.settings",
+        FAST_PASSWORD_HASH="1",
+        SQLITE_PATH="/tmp/unused.sqlite3",
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True"
