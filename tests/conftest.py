@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
@@ -166,6 +167,30 @@ def fresh_cache() -> None:
                 client.delete(*keys)
     else:
         cache.clear()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def flush_by_delete_on_postgresql() -> Iterator[None]:
+    """A test with `transaction=True` ends with Django's flush, one TRUNCATE of every table on
+    PostgreSQL. On this project's machines that took 0.24 s a test (68 s of the suite's worker
+    time); TRUNCATE makes new files for every table and index. DELETE FROM each table took
+    7 ms for 25 small tables against 484 for TRUNCATE. Same rows left (none), same sequences
+    (a flush without `reset_sequences` restarts none either); Django's foreign keys are
+    deferred, so the order of the deletes doesn't matter within the flush's transaction."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def delete(self, style, tables, *, reset_sequences=False, allow_cascade=False):  # noqa: ANN001, ANN202
+        if reset_sequences:
+            return truncate(
+                self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+            )
+        return [f"DELETE FROM {self.quote_name(table)};" for table in tables]
+
+    DatabaseOperations.sql_flush = delete
+    yield
+    DatabaseOperations.sql_flush = truncate
 
 
 @pytest.fixture(autouse=True)
