@@ -250,9 +250,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Test servers only (their suite makes a hundred accounts): PBKDF2 takes 0.3–0.7 s of CPU for
-# each sign-up and sign-in here, a minute of the end-to-end tests. Django's default hashers stay
-# behind the fast one, so accounts made without it still sign in; refused in production.
+# Test servers only (the end-to-end tests sign up or in about 80 times): PBKDF2 took 0.3–0.74 s
+# of CPU for each on this project's machines, about a minute of those tests. Django's default
+# hashers stay behind the fast one, so accounts made without it still sign in; refused in
+# production.
 if env_bool("FAST_PASSWORD_HASH", False):
     if not DEBUG:
         raise ImproperlyConfigured("FAST_PASSWORD_HASH is for test servers: refused when DEBUG=0")
