@@ -74,6 +74,12 @@ def _engine_call(fn, *args):  # noqa: ANN001, ANN202
         raise AppError(code, exc.message) from exc
 
 
+def _position(game: Game) -> engine.State:
+    """The game's position: the engine's own when the state cache kept it, else decoded from
+    the stored state (a game loaded from the database)."""
+    return game.engine_state or _engine_call(engine.State.from_dict, game.state)
+
+
 def check_variant(variant: str) -> str:
     if variant not in VARIANT_IDS:
         raise AppError(
@@ -518,7 +524,7 @@ def _apply(game: Game, move: str, v: int | None, now: dt.datetime) -> Outcome:
     """Check the move against the locked game and advance it in memory (no write yet)."""
     _check_playable(game, v)
     _check_room(game)
-    state = game.engine_state or _engine_call(engine.State.from_dict, game.state)
+    state = _position(game)
     new_state = _engine_call(state.apply, move)
     return _advance(game, new_state, new_state.last_move or move, now)
 
@@ -665,7 +671,7 @@ def _landed(game: Game, request: MoveRequest, landed: set[tuple[int, int]]) -> O
     if rows.get(v + 1) != (UNDO if request.move is UNDO_REQUEST else request.move):
         return None
     landed.add((game.id, v + 1))
-    state = game.engine_state or _engine_call(engine.State.from_dict, game.state)
+    state = _position(game)
     return Outcome(game, state, rows.get(game.version), game.finished)
 
 
@@ -890,7 +896,7 @@ def _apply_undo(
     last = _standing_last(game)
     if last is None:
         raise AppError("illegal_move", "There is no move to undo.")
-    current = game.engine_state or _engine_call(engine.State.from_dict, game.state)
+    current = _position(game)
     try:
         previous = current.before(last)
     except engine.EngineError:  # the stored position is not what its moves make: replay
