@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pgdb import fresh_pg_database
+from fresh_stores import fresh_pg_database
 
 ROOT = Path(__file__).resolve().parent.parent
 USERS = 10_000

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import redis  # noqa: E402
+from fresh_stores import fresh_redis_database  # noqa: E402
 
 from server.channel_layer import RedisLayer  # noqa: E402
 
@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--sockets", type=int, nargs="+", default=[1, 3])
     args = parser.parse_args()
     url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/1")
-    redis.Redis.from_url(url).flushdb()
+    fresh_redis_database(url)
     print(
         f"\nRedis layer: one process's reader handing on a backlog of {args.messages:,} messages "
         f"({len(FRAME):,} bytes each), median of {args.rounds} rounds"

@@ -47,7 +47,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pgdb import fresh_pg_database  # noqa: E402
+from fresh_stores import fresh_pg_database, fresh_redis_database  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
 from tests.live_server import Daphne, migrate, server_env  # noqa: E402
@@ -81,9 +81,7 @@ def bench_env(backend: str, workdir: Path) -> dict[str, str]:
         env["DATABASE_URL"] = url
     if backend.endswith("redis"):
         env["REDIS_URL"] = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/1")
-        import redis
-
-        redis.Redis.from_url(env["REDIS_URL"]).flushdb()  # no groups left from an earlier run
+        fresh_redis_database(env["REDIS_URL"])
     migrate(env)
     return env
 
