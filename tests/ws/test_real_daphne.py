@@ -589,7 +589,12 @@ def test_a_flood_of_frames_is_closed_with_4429_before_it_is_worked_through(serve
 @pytest.fixture(scope="module")
 def strict_server(shared_env, tmp_path_factory):  # noqa: ANN001, ANN201
     """A server with small limits on slow heads and connections per address."""
-    env = {**shared_env, "HTTP_MAX_CONNECTIONS_PER_ADDRESS": "4", "HTTP_HEAD_SECONDS": "1"}
+    env = {
+        **shared_env,
+        "HTTP_MAX_CONNECTIONS_PER_ADDRESS": "4",
+        "HTTP_HEAD_SECONDS": "1",
+        "WS_MAX_SOCKETS_PER_USER": "3",
+    }
     proc = Daphne(env, tmp_path_factory.mktemp("logs") / "daphne-strict.log")
     yield proc
     proc.stop()
@@ -644,6 +649,22 @@ def test_connections_from_one_address_past_the_limit_are_closed_as_they_open(str
     # Every one closed: room again.
     answer, _ = _raw_request(strict_server, HEAD_LINE + "Connection: close\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 OK"), answer[:200]
+
+
+def test_a_users_socket_past_its_limit_is_closed_4429_with_the_reason(strict_server):  # noqa: ANN001
+    """The close an application sends keeps its reason on the wire: daphne alone sent the
+    code and an empty reason (docs/websocket.md, 4429)."""
+    token = register(strict_server, "toomanysockets")
+    with ExitStack() as stack:
+        for _ in range(3):  # WS_MAX_SOCKETS_PER_USER
+            stack.enter_context(ws(strict_server, "/ws/echo", token))
+        with ws(strict_server, "/ws/echo", token) as extra, pytest.raises(ConnectionClosed) as info:
+            extra.recv(timeout=10)
+    assert info.value.rcvd is not None
+    assert (info.value.rcvd.code, info.value.rcvd.reason) == (
+        4429,
+        "Too many sockets open: close some first.",
+    )
 
 
 @pytest.mark.parametrize(
