@@ -145,18 +145,20 @@ class ProjectWebSocketProtocol(WebSocketProtocol):
         """As daphne's, but an application's close keeps its reason (ASGI's `websocket.close`
         has one): daphne 4.2 sends only the code, so a client closed for holding too many
         sockets heard 4429 and an empty reason where docs/websocket.md promises one."""
-        reason, code = message.get("reason"), message.get("code") or 1000
-        if (
-            message.get("type") == "websocket.close"
-            and reason
-            and self.state == self.STATE_OPEN
-            # What autobahn lets an application send (RFC 6455, 5.5 and 7.4); else as daphne.
-            and (code == 1000 or 3000 <= code <= 4999)
-            and len(reason.encode()) <= 123
-        ):
-            self.sendClose(code=code, reason=reason)
+        if message.get("type") == "websocket.close" and self._close_with_reason(message):
             return
         super().handle_reply(message)
+
+    def _close_with_reason(self, message: dict) -> bool:
+        """Send the close with its reason, if it has one autobahn lets an application send
+        (RFC 6455, 5.5 and 7.4) on an open socket; False leaves the close to daphne."""
+        reason, code = message.get("reason"), message.get("code") or 1000
+        if not reason or self.state != self.STATE_OPEN or len(reason.encode()) > 123:
+            return False
+        if code != 1000 and not 3000 <= code <= 4999:
+            return False
+        self.sendClose(code=code, reason=reason)
+        return True
 
     def onOpen(self) -> None:  # noqa: N802 - autobahn's name
         """A socket whose handshake ends while the server drains its sockets is not read
