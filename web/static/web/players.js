@@ -74,7 +74,7 @@ export async function renderAllTime(root, variantId, page, { variants, me }) {
   }, v.name)));
   const rows = board.entries.map((e) => h("tr", { class: me && e.username === me.username ? "me" : "", "data-testid": "alltime-row", "data-username": e.username },
     h("td", {}, String(e.rank)),
-    h("td", { class: "who" }, profileLink(e.username)),
+    h("td", { class: "who" }, h("span", { class: "name", title: e.username }, profileLink(e.username))),
     h("td", {}, String(e.wins)),
     h("td", {}, String(e.played)),
     h("td", {}, ratioText(e.best_par_ratio)),
