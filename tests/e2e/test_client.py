@@ -1073,9 +1073,9 @@ def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> 
 
 
 def test_u_asks_for_no_undo_the_button_does_not_offer(open_page, server: Server) -> None:
-    """In a ranked attempt a draw cannot be undone; the button says so by being off, and the
-    key does what the button does: nothing, instead of an undo the server will refuse (which
-    would also throw away the moves typed after it)."""
+    """In a ranked attempt a draw cannot be undone; the button says so by being off, with the
+    reason in its tooltip, and the key does what the button does: no undo the server will
+    refuse (which would also throw away the moves typed after it), only the reason."""
     name, _ = server.register()
     page = open_page()
     sign_in(page, name)
@@ -1084,8 +1084,11 @@ def test_u_asks_for_no_undo_the_button_does_not_offer(open_page, server: Server)
     wait_live(page)
     page.keyboard.press("d")
     wait_version(page, 1)
-    expect(page.get_by_test_id("undo")).to_be_disabled()
+    undo = page.get_by_test_id("undo")
+    expect(undo).to_be_disabled()
+    expect(undo).to_have_attribute("title", re.compile("turned a card up stands"))
     page.keyboard.press("u")
+    expect(page.get_by_test_id("message")).to_contain_text("turned a card up stands")
     page.keyboard.press("d")
     wait_version(page, 2)
     expect(page.get_by_test_id("message")).not_to_contain_text("cannot be undone")

@@ -15,6 +15,9 @@ import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
 import { confirmDialog, gameTitle, h, formatSeconds, modalOpen, plural, statusText } from "./ui.js";
 
+// Why a ranked attempt's Undo is greyed after a draw or a play from Barricade A's stock.
+const UNDO_REVEALED = "No undo here: in a ranked attempt a move that turned a card up stands.";
+
 const FLIGHT_TIMEOUT_MS = 10000;
 const MESSAGE_MIN_MS = 600; // a message stays at least this long, whatever the player presses
 
@@ -155,7 +158,10 @@ export class GameView {
     if (this.helpEl) this.helpEl.hidden = !playing;
     if (!playing) this.dropHint(); // the game is over: no move to point at
     // Offline with an action waiting, nothing more is taken (enqueue): the button says so.
-    this.undoBtn.disabled = !(playing || this.reopenable(shown)) || !shown.moves || this.lastMoveRevealed(shown) || this.waitingOffline();
+    const revealed = this.lastMoveRevealed(shown);
+    this.undoBtn.disabled = !(playing || this.reopenable(shown)) || !shown.moves || revealed || this.waitingOffline();
+    // A greyed button says why when the reason is the rules', not the game's state.
+    this.undoBtn.title = revealed && playing ? UNDO_REVEALED : "Undo (u)";
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
@@ -422,6 +428,7 @@ export class GameView {
     } else if ((e.key === "u" || e.key === "U") && !this.readOnly) {
       e.preventDefault();
       if (!this.undoBtn.disabled) this.undo(); // as the button: not what the server refuses
+      else if (this.undoBtn.title === UNDO_REVEALED) this.message(UNDO_REVEALED, "info");
     } else if ((e.key === "h" || e.key === "H") && !this.readOnly) {
       this.hint();
     } else if ((e.key === "d" || e.key === "D") && !this.readOnly) {
