@@ -144,7 +144,11 @@ def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
     except HttpError as exc:
         detail = exc.body["detail"]
     page.get_by_test_id("signout").click()
+    expect(page.locator("#username-hint")).to_be_hidden()  # signing in takes any name
     page.get_by_test_id("auth-toggle").click()
+    # A new name's rules are said up front, as the password's are.
+    rules = "3–30 characters: letters, digits, _ . or -"
+    expect(page.locator("#username-hint")).to_have_text(rules)
     page.get_by_test_id("auth-username").fill(name)
     page.get_by_test_id("auth-password").fill("x" * 12)
     page.get_by_test_id("auth-submit").click()

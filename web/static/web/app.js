@@ -157,12 +157,16 @@ async function signinView() {
   // The server's rules for a new password (settings.AUTH_PASSWORD_VALIDATORS), said up front.
   const passHint = h("p", { class: "muted field-hint", id: "password-hint", hidden: true },
     "At least 8 characters, not all digits, not a common password, not like your username.");
+  // And a new name's (accounts/serializers.py), said up front, not only in a refusal.
+  const userHint = h("p", { class: "muted field-hint", id: "username-hint", hidden: true },
+    "3–30 characters: letters, digits, _ . or -");
   const title = h("h2", {}, "Sign in");
   const err = h("div", { "data-testid": "auth-error" });
   const toggle = h("button", { type: "button", class: "link", "data-testid": "auth-toggle" }, "New here? Create an account");
   const form = h("form", { class: "panel auth", "data-testid": "auth-form" },
     title,
     h("label", {}, "Username", user),
+    userHint,
     h("label", {}, "Password", pass),
     passHint,
     err, submit, toggle);
@@ -175,15 +179,17 @@ async function signinView() {
     // A new name, and a new password's length, are checked here as the server checks them;
     // signing in takes any existing one. (The name is sent trimmed, so spaces around it are
     // let through.)
-    passHint.hidden = m !== "signup";
+    passHint.hidden = userHint.hidden = m !== "signup";
     if (m === "signup") {
       user.pattern = "\\s*[A-Za-z0-9_.\\-]{3,30}\\s*";
       user.title = "3-30 characters: letters, digits, '_', '.' or '-'";
+      user.setAttribute("aria-describedby", "username-hint");
       pass.minLength = 8;
       pass.setAttribute("aria-describedby", "password-hint");
     } else {
       user.removeAttribute("pattern");
       user.removeAttribute("title");
+      user.removeAttribute("aria-describedby");
       pass.removeAttribute("minlength");
       pass.removeAttribute("aria-describedby");
     }
