@@ -161,7 +161,8 @@ export class GameView {
     const revealed = this.lastMoveRevealed(shown);
     this.undoBtn.disabled = !(playing || this.reopenable(shown)) || !shown.moves || revealed || this.waitingOffline();
     // A greyed button says why when the reason is the rules', not the game's state.
-    this.undoBtn.title = revealed && playing ? UNDO_REVEALED : "Undo (u)";
+    this.undoRuled = revealed && playing;
+    this.undoBtn.title = this.undoRuled ? UNDO_REVEALED : "Undo (u)";
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
@@ -428,7 +429,7 @@ export class GameView {
     } else if ((e.key === "u" || e.key === "U") && !this.readOnly) {
       e.preventDefault();
       if (!this.undoBtn.disabled) this.undo(); // as the button: not what the server refuses
-      else if (this.undoBtn.title === UNDO_REVEALED) this.message(UNDO_REVEALED, "info");
+      else if (this.undoRuled) this.message(UNDO_REVEALED, "info");
     } else if ((e.key === "h" || e.key === "H") && !this.readOnly) {
       this.hint();
     } else if ((e.key === "d" || e.key === "D") && !this.readOnly) {
