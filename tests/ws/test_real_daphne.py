@@ -295,8 +295,11 @@ def test_default_rate_limit_spares_a_fast_bot_and_closes_a_flood_4429(server):  
         for i in range(150):
             sock.send(json.dumps({"t": "ping", "d": {"id": i}}))
             assert recv(sock) == {"t": "pong"}
-        for i in range(400):
-            sock.send(json.dumps({"t": "ping", "d": {"id": f"flood-{i}"}}))
+        # On a fast host the server may close before the flood is all sent: the frames it
+        # answered first are still read below, then the close.
+        with suppress(ConnectionClosed):
+            for i in range(400):
+                sock.send(json.dumps({"t": "ping", "d": {"id": f"flood-{i}"}}))
         codes = []
         with pytest.raises(ConnectionClosed) as info:
             while True:
