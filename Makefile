@@ -19,7 +19,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# server.stores: an unreachable DATABASE_URL or REDIS_URL stops the start with one line.
 run: $(STAMP)
+	@$(PY) -m server.stores
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) -m server.serve --host $(HOST) --port $(PORT)

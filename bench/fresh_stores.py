@@ -7,7 +7,12 @@ the embedded defaults.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from server.stores import first_line, where  # noqa: E402
 
 _NEEDS = (
     "start it, point the bench's URL at one (README, Benchmarks), or run only the backends "
@@ -34,8 +39,10 @@ def fresh_pg_database(url: str) -> None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{name}"')
     except psycopg.OperationalError as exc:
-        where, reason = _where(url, 5432), _first_line(exc)
-        raise SystemExit(f"PostgreSQL at {where} is not reachable ({reason}): {_NEEDS}.") from None
+        reason = first_line(exc)
+        raise SystemExit(
+            f"PostgreSQL at {where(url, 5432)} is not reachable ({reason}): {_NEEDS}."
+        ) from None
 
 
 def fresh_redis_database(url: str) -> None:
@@ -45,15 +52,7 @@ def fresh_redis_database(url: str) -> None:
     try:
         redis.Redis.from_url(url).flushdb()
     except redis.exceptions.ConnectionError as exc:
-        where, reason = _where(url, 6379), _first_line(exc)
-        raise SystemExit(f"Redis at {where} is not reachable ({reason}): {_NEEDS}.") from None
-
-
-def _where(url: str, default_port: int) -> str:
-    """Host and port, without the URL's user and password."""
-    parts = urlsplit(url)
-    return f"{parts.hostname}:{parts.port or default_port}"
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = first_line(exc)
+        raise SystemExit(
+            f"Redis at {where(url, 6379)} is not reachable ({reason}): {_NEEDS}."
+        ) from None
