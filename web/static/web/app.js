@@ -401,6 +401,7 @@ async function lobbyView(token) {
     loadLive();
     if (failed.size) load([...failed]);
   }, 10000);
+  dailyBox.dataset.refresh = "on"; // tests wait for it: the first loads end in any order
 }
 
 // ---- players ------------------------------------------------------------------------------
