@@ -380,13 +380,13 @@ async def test_a_path_with_no_socket_says_so_and_closes_with_4404(path):  # noqa
     comm = await connect(path)
     err = await recv(comm)
     assert err["t"] == "error" and err["d"]["code"] == err["d"]["reason"] == "bad_message"
-    assert (await comm.receive_output())["code"] == 4404
+    assert (await comm.receive_output(3))["code"] == 4404
 
 
 async def test_missing_auth_closes_with_4401(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}")
-    assert await comm.receive_output() == {"type": "websocket.close", "code": 4401}
+    assert await comm.receive_output(3) == {"type": "websocket.close", "code": 4401}
 
 
 @pytest.mark.parametrize("frame", ['{"t":"resign"}', '{"t":"resign","d":null}'])
