@@ -1375,6 +1375,16 @@ def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:
     expect(older).to_have_count(0)
     shown = [int(h.split("/")[-1]) for h in links.evaluate_all("els => els.map(e => e.hash)")]
     assert shown == ids[::-1]
+    # Each says when it was started, in the reader's time, so two games of one deal differ.
+    started = server.request("GET", f"/api/games/{ids[-1]}", None, token)["started_at"]
+    expected = page.evaluate(
+        "iso => new Date(iso).toLocaleString([], "
+        "{month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit'})",
+        started,
+    )
+    expect(page.get_by_test_id("my-game-line").first).to_have_text(
+        f" Playing · 0 moves · {expected}"
+    )
 
 
 REPLAY_STEP_MS = 700  # replay.js's STEP_MS: the time between positions while playing

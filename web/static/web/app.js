@@ -357,10 +357,12 @@ async function lobbyView(token) {
   };
   // Your games, a page at a time: "Older games" asks for the page before the last one shown.
   const MINE_PAGE = 12;
+  // When it was started, in the reader's time: two practice games of one deal differ only there.
+  const startedAt = (g) => new Date(g.started_at).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
   const mineItem = (g) => h("li", {},
     h("a", { href: `#/play/${g.id}` }, variantName(vs, g.variant),
       g.daily ? ` · daily ${g.daily.date}${g.daily.ranked ? "" : " (practice)"}` : g.deal ? ` · deal ${g.deal}` : ""),
-    h("span", { class: "muted small" }, ` ${statusText(g.status)} · ${plural(g.v, "move")}`));
+    h("span", { class: "muted small", "data-testid": "my-game-line" }, ` ${statusText(g.status)} · ${plural(g.v, "move")} · ${startedAt(g)}`));
   // A page is asked for with one game more than it shows: that one says whether there are older.
   const page = (games) => games.slice(0, MINE_PAGE).map(mineItem).concat(moreItem(games));
   const moreItem = (games) => {
