@@ -1356,6 +1356,26 @@ def test_a_card_dragged_to_the_screens_edge_scrolls_to_a_pile_off_screen(
     assert piles(page)["f0"] == [game["state"]["tableau"][0][-1]]
 
 
+def test_chinese_freecells_diamonds_have_a_colour_of_their_own(open_page, server: Server) -> None:
+    """F2 builds on any other suit, so a heart goes on a diamond: drawn red alike, the two
+    looked like a colour rule there. Elsewhere hearts and diamonds stay one red."""
+    name, token = server.register()
+    page = open_page()
+    log_in(page, name, "/#/practice")
+    colour = "sel => getComputedStyle(document.querySelector(sel)).color"
+    red = {}
+    for variant in ("chinese_freecell", "spanish"):
+        game = server.request("POST", "/api/games", {"variant": variant, "deal": 1}, token)
+        open_game(page, game["id"])
+        expect(page.locator('.table .card[data-card$="D"]').first).to_be_visible()
+        red[variant] = [
+            page.evaluate(colour, f'.table .card[data-card$="{suit}"]') for suit in "HDS"
+        ]
+    hearts, diamonds, spades = red["chinese_freecell"]
+    assert len({hearts, diamonds, spades}) == 3
+    assert red["spanish"][0] == red["spanish"][1] == hearts
+
+
 def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:
     """The lobby lists your games 12 at a time; *Older games* shows the next 12, down to the
     first game you played, and is gone when there are no more: with 24 games, once the second

@@ -565,6 +565,7 @@ export class Table {
     const first = moving[0].getBoundingClientRect();
     const layer = el("div", "drag-layer");
     layer.dataset.testid = "drag-layer";
+    layer.dataset.variant = this.variant.id; // the cards keep the variant's colours in flight
     layer.style.setProperty("--colw", `${this.colw || first.width}px`);
     layer.style.setProperty("--fan", pile.style.getPropertyValue("--fan") || `${Math.round(first.width * 0.36)}px`);
     for (const c of moving) {
