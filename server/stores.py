@@ -63,7 +63,7 @@ def redis_problem(url: str) -> str | None:
         redis.Redis.from_url(url, socket_connect_timeout=REDIS_CONNECT_SECONDS).ping()
     except redis.exceptions.RedisError as exc:
         return (
-            f"Redis at {where(url, 6379)} is not reachable ({first_line(exc)}): start it, or "
+            f"Redis at {where(url, 6379)} cannot be used ({first_line(exc)}): start it, or "
             "unset REDIS_URL to use the in-memory channel layer and cache."
         )
     return None

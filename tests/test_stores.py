@@ -50,7 +50,7 @@ def test_unreachable_database_and_redis_stop_the_start_with_one_line_each(closed
     assert len(lines) == 2, done.stderr
     assert lines[0].startswith(f"PostgreSQL at 127.0.0.1:{closed_port}/arena cannot be used (")
     assert "unset DATABASE_URL" in lines[0]
-    assert lines[1].startswith(f"Redis at 127.0.0.1:{closed_port}/0 is not reachable (")
+    assert lines[1].startswith(f"Redis at 127.0.0.1:{closed_port}/0 cannot be used (")
     assert "unset REDIS_URL" in lines[1]
     assert "secret" not in done.stderr and "Traceback" not in done.stderr
 
