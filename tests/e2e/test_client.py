@@ -1363,17 +1363,17 @@ def test_chinese_freecells_diamonds_have_a_colour_of_their_own(open_page, server
     page = open_page()
     log_in(page, name, "/#/practice")
     colour = "sel => getComputedStyle(document.querySelector(sel)).color"
-    red = {}
+    colours = {}
     for variant in ("chinese_freecell", "spanish"):
         game = server.request("POST", "/api/games", {"variant": variant, "deal": 1}, token)
         open_game(page, game["id"])
         expect(page.locator('.table .card[data-card$="D"]').first).to_be_visible()
-        red[variant] = [
+        colours[variant] = [
             page.evaluate(colour, f'.table .card[data-card$="{suit}"]') for suit in "HDS"
         ]
-    hearts, diamonds, spades = red["chinese_freecell"]
+    hearts, diamonds, spades = colours["chinese_freecell"]
     assert len({hearts, diamonds, spades}) == 3
-    assert red["spanish"][0] == red["spanish"][1] == hearts
+    assert colours["spanish"][0] == colours["spanish"][1] == hearts
 
 
 def test_your_games_page_back_to_the_first(open_page, server: Server) -> None:
