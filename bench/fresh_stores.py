@@ -1,8 +1,9 @@
 """The benchmarks' PostgreSQL databases and Redis databases: each run starts from empty ones.
 
-A store that is not running ends the bench with one line that says which and what to do, not a
-driver's traceback: the benches that need one are run by hand, often on a machine that has only
-the embedded defaults.
+A store that cannot be used (not running, or refusing: a password, a missing role) ends the
+bench with one line that says which and what to do, not a driver's traceback: the benches that
+need one are run by hand, often on a machine that has only the embedded defaults. The lines say
+"cannot be used", as `server.stores` does before `make run`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def fresh_pg_database(url: str) -> None:
     except psycopg.OperationalError as exc:
         reason = first_line(exc)
         raise SystemExit(
-            f"PostgreSQL at {where(url, 5432)} is not reachable ({reason}): {_NEEDS}."
+            f"PostgreSQL at {where(url, 5432)} cannot be used ({reason}): {_NEEDS}."
         ) from None
 
 
@@ -51,8 +52,8 @@ def fresh_redis_database(url: str) -> None:
 
     try:
         redis.Redis.from_url(url).flushdb()
-    except redis.exceptions.ConnectionError as exc:
+    except redis.exceptions.RedisError as exc:
         reason = first_line(exc)
         raise SystemExit(
-            f"Redis at {where(url, 6379)} is not reachable ({reason}): {_NEEDS}."
+            f"Redis at {where(url, 6379)} cannot be used ({reason}): {_NEEDS}."
         ) from None
