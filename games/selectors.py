@@ -7,8 +7,10 @@ full state.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
@@ -137,7 +139,7 @@ def get_game(game_id: int) -> Game:
 
 def hint(game_id: int, user) -> str | None:  # noqa: ANN001
     """The solver's next move for the owner's practice game; ranked attempts get no hints."""
-    from games.engine.solver import hint as solver_hint
+    from games import hints
     from server.errors import AppError
 
     game = get_game(game_id)
@@ -147,7 +149,14 @@ def hint(game_id: int, user) -> str | None:  # noqa: ANN001
         raise AppError("forbidden", "No hints in a ranked attempt.")
     if game.finished:
         raise AppError("game_over", f"This game is over ({game.status}).")
-    state = engine.State.from_dict(game.state)
+    return hints.next_move(game, engine.State.from_dict(game.state), _solver_slot)
+
+
+@contextlib.contextmanager
+def _solver_slot() -> Iterator[None]:
+    """One of this process's solver slots for a hint's search, waited for a few seconds."""
+    from server.errors import AppError
+
     if not _hint_slots.acquire(timeout=HINT_WAIT_SECONDS):
         raise AppError(
             "rate_limited",
@@ -155,7 +164,7 @@ def hint(game_id: int, user) -> str | None:  # noqa: ANN001
             retry_after=HINT_RETRY_SECONDS,
         )
     try:
-        return solver_hint(state, time_limit=1.0, seed=f"{game.pk}:{game.version}")
+        yield
     finally:
         _hint_slots.release()
 

@@ -148,6 +148,8 @@ TEST_CACHE_KEYS = (
     "day-end:*",  # a midnight claimed (games.day_end): a later run would find it taken
     "day-prepare:*",  # a day's certification claimed (games.day_end), the same way
     "day-close:*",  # the close of the days before a day claimed (games.day_end), the same way
+    "hint-line:*",  # a hint's kept line (games.hints): its key names the game's start, so
+    # another game never reads it, but a test's are dropped with the rest
 )
 
 

@@ -1517,3 +1517,36 @@ def test_a_long_replay_reads_only_the_pages_it_shows(open_page, server: Server) 
     expect(replay).to_have_attribute("data-v", "200")
     expect(page.get_by_test_id("replay-move")).to_have_text(re.compile(r"^Undo"))
     assert_table_matches(page, game["state"])  # every even version is the deal's position
+
+
+def test_hints_ring_their_piles_and_say_when_every_move_goes_back(
+    open_page, server: Server
+) -> None:
+    """The Hint button rings the suggested move's piles and names it; followed, the next hint
+    is the next move of the same line (games.hints); with none (every move would go back to
+    where the game has been), the message says to undo."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
+    gid = game["id"]
+    page = open_page()
+    log_in_to_game(page, name, gid)
+    hint = server.request("GET", f"/api/games/{gid}/hint", token=token)["move"]
+    source, target = hint.split("-")
+    page.get_by_test_id("hint").click()
+    expect(page.get_by_test_id("message")).to_contain_text("Hint: ")
+    expect(page.locator(".pile.hint")).to_have_count(2)
+    for pile_id in (source, target):
+        expect(page.get_by_test_id(f"pile-{pile_id}")).to_have_class(re.compile(r"\bhint\b"))
+
+    play_rest(server, gid, token, [hint])  # followed: the hint moves on along its line
+    wait_version(page, 1)
+    expect(page.locator(".pile.hint")).to_have_count(0)
+    page.get_by_test_id("hint").click()
+    expect(page.locator(".pile.hint")).to_have_count(2)
+
+    page.route(
+        re.compile(rf"/api/games/{gid}/hint$"), lambda route: route.fulfill(json={"move": None})
+    )
+    page.get_by_test_id("hint").click()
+    expect(page.get_by_test_id("message")).to_contain_text("every move from here goes back")
+    expect(page.locator(".pile.hint")).to_have_count(0)

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from games.engine import VARIANTS, State, new_game, replay
-from games.engine.solver import SolveResult, hint, solve
+from games.engine.solver import SolveResult, hint, hint_line, solve
 
 RANKS = "A23456789TJQK"
 
@@ -235,6 +235,65 @@ def test_K2_a_search_that_sees_the_stock_would_tell_its_order() -> None:
         for other in _orders_of_the_face_down_cards(seen, 6)
     }
     assert firsts == {"waste-t3", "draw"}
+
+
+# Deterministic searches for the hint tests: a node budget, not a time limit.
+NODES = {"time_limit": None, "max_nodes": 20_000}
+
+
+def _follow_hints(state: State, moves: int, *, avoid_the_path: bool) -> tuple[State, list[State]]:
+    """Play up to `moves` hints from `state`; the final position and the positions before it."""
+    path: list[State] = []
+    while state.status != "won" and len(path) < moves:
+        move = hint(state, **NODES, avoid=set(path) if avoid_the_path else frozenset())
+        if move is None:
+            break
+        path.append(state)
+        state = state.apply(move)
+    return state, path
+
+
+def test_hints_searched_afresh_can_go_round_in_a_circle() -> None:
+    """Why a hint is told where the game has been: two positions can each win by a line
+    through the other, and a search from each then starts with the move to the other.
+    Portuguese deal 1 after t0-t2: hints from the position alone move one card back and forth."""
+    state, path = _follow_hints(new_game("portuguese", 1).apply("t0-t2"), 60, avoid_the_path=False)
+    assert state.status == "playing" and len(set(path)) < len(path) - 20
+
+
+def test_hints_told_the_path_never_lead_back_and_win() -> None:
+    start = new_game("portuguese", 1).apply("t0-t2")
+    state, path = _follow_hints(start, 200, avoid_the_path=True)
+    assert state.status == "won"
+    assert len(set(path)) == len(path)  # no position twice
+
+
+def test_a_hint_never_leads_back_to_a_position_avoided() -> None:
+    state = new_game("portuguese", 1).apply("t0-t2")
+    for move in state.legal_moves():  # every move but one leads somewhere avoided
+        avoided = {state.apply(m) for m in state.legal_moves() if m != move}
+        assert hint(state, **NODES, avoid=avoided) == move
+
+
+def test_no_hint_when_every_move_leads_back() -> None:
+    state = new_game("portuguese", 1).apply("t0-t2")
+    everywhere = {state.apply(m) for m in state.legal_moves()}
+    assert hint_line(state, **NODES, avoid=everywhere) == []
+
+
+def test_a_hint_line_on_the_position_itself_is_whole_and_wins() -> None:
+    state = new_game("spanish", 1)
+    line = hint_line(state, **NODES)
+    assert len(line) > 1 and replay_from(state, line).status == "won"
+
+
+def test_a_hint_line_on_guessed_face_down_cards_is_its_first_move_alone() -> None:
+    """RULES K2: the rest of a line searched on a guessed stock order would be played on the
+    guess, not the game; only the first move, which the guesses vote for, is a hint."""
+    state = new_game("countess", 2)
+    assert state.hidden_count > 1
+    budget = {"time_limit": None, "max_nodes": 3_000, "samples": 3, "seed": "1:0"}
+    assert hint_line(state, **budget) == [hint(state, **budget)]
 
 
 def test_hint_is_none_without_legal_moves() -> None:

@@ -33,7 +33,7 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SolveResult", "solve", "hint", "position_of"]
+__all__ = ["SolveResult", "solve", "hint", "hint_line", "position_of"]
 
 #: Share of ``solve``'s time limit kept for freeing the search's structures and replaying its line.
 TEARDOWN_SHARE = 0.05
@@ -197,36 +197,103 @@ def hint(
     max_nodes: int | None = None,
     samples: int = HINT_SAMPLES,
     seed: str = "",
+    avoid: Collection[State] = frozenset(),
 ) -> str | None:
-    """The first move of the best line a short search finds; a plain legal move otherwise.
+    """The move to play now: the first of ``hint_line``'s, None when it has none."""
+    line = hint_line(
+        state, time_limit=time_limit, max_nodes=max_nodes, samples=samples, seed=seed, avoid=avoid
+    )
+    return line[0] if line else None
+
+
+def hint_line(
+    state: State,
+    *,
+    time_limit: float | None = 1.0,
+    max_nodes: int | None = None,
+    samples: int = HINT_SAMPLES,
+    seed: str = "",
+    avoid: Collection[State] = frozenset(),
+) -> list[str]:
+    """The moves a hint suggests, the one to play now first: the best line a short search
+    finds; a plain legal move otherwise; [] when no move goes anywhere new.
+
+    Where the search saw the position itself, this is its whole line, so a caller can hand it
+    out move by move while the player follows it. Hints searched afresh at every move went
+    round in circles: two positions can each win by a line through the other (Portuguese deal
+    1 after ``t0-t2`` and 29 hints: one line starts ``t0-t4``, the next ``t4-t0``), and the
+    player was sent back and forth for ever.
+
+    ``avoid``: the positions the game stood at on its way here. No suggested move leads back
+    to one, so hints cannot go round in a circle however the searches' lines change: when the
+    best line found starts by going back, each move forward is searched on its own instead,
+    and when every legal move goes back there is no hint (the way on is to undo).
 
     Where two or more cards are face down (Countess' stock, Barricade A's below its top), the
     search must not see them: a line found with the true stock would tell the player about
     its order, which no API may reveal (RULES.md K2). So the face-down cards are dealt in
     `samples` random orders (from `seed`: the same position gets the same hint), each
-    searched for a share of the time, and the move most of their lines start with is the hint:
-    what a player who knows which cards are unseen, but not their order, could work out.
+    searched for a share of the time, and the move most of their lines start with is the hint,
+    alone (the rest of a line played a guessed stock): what a player who knows which cards are
+    unseen, but not their order, could work out.
     """
-    legal = state.legal_moves()
-    if not legal:
-        return None
-    if state.hidden_count > 1:  # face-down cards, whose order the player does not know
+    forward = [m for m in state.legal_moves() if state.apply(m) not in avoid]
+    if not forward:
+        return []
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    guessed = state.hidden_count > 1  # face-down cards, whose order the player does not know
+    if guessed:
         positions = _unseen_orders(state, random.Random(seed), samples)
     else:
         positions, samples = [state], 1
     share = None if time_limit is None else time_limit / samples
-    votes = Counter()
+    votes: Counter[str] = Counter()
+    lines: dict[str, list[str]] = {}
+    went_back = False
     for position in positions:
         line = solve(position, time_limit=share, max_nodes=max_nodes).line
-        if line and line[0] in legal:
+        if line and line[0] in forward:
             votes[line[0]] += 1
+            lines.setdefault(line[0], line)
+        went_back = went_back or bool(line)
     if votes:
         most = max(votes.values())
-        return next(m for m in legal if votes[m] == most)  # a tie: in legal-move order
-    for m in legal:
-        if "-f" in m:
-            return m
-    return legal[0]
+        first = next(m for m in forward if votes[m] == most)  # a tie: in legal-move order
+        return [first] if guessed else lines[first]
+    if went_back and not guessed:
+        line = _line_forward(state, forward, {*avoid, state}, deadline, max_nodes)
+        if line:
+            return line
+    return [next((m for m in forward if "-f" in m), forward[0])]
+
+
+def _line_forward(
+    state: State,
+    forward: list[str],
+    behind: Collection[State],
+    deadline: float | None,
+    max_nodes: int | None,
+) -> list[str]:
+    """A line from one of the `forward` moves (foundation moves first) that never steps on a
+    position `behind`, each move searched for an equal share of the time left; [] if none."""
+    ordered = sorted(forward, key=lambda m: "-f" not in m)
+    for i, move in enumerate(ordered):
+        share = None if deadline is None else (deadline - time.perf_counter()) / (len(ordered) - i)
+        if share is not None and share <= 0:
+            break
+        after = state.apply(move)
+        if after.status == "won":
+            return [move]
+        line = solve(after, time_limit=share, max_nodes=max_nodes).line
+        if line and not any(s in behind for s in _positions_along(after, line)):
+            return [move, *line]
+    return []
+
+
+def _positions_along(state: State, line: list[str]) -> Iterator[State]:
+    for move in line:
+        state = state.apply(move)
+        yield state
 
 
 def _unseen_orders(state: State, rng: random.Random, samples: int) -> Iterator[State]:

@@ -335,7 +335,11 @@ export class GameView {
         this.table.showHint(move);
         this.message(`Hint: ${describeMove(this.server, move)}`, "info");
       } else {
-        this.message("No hint: the solver found no winning move from here.", "info");
+        // Every move from here leads back to a position this game has stood at (README).
+        this.message(
+          "No hint: every move from here goes back to where this game has been. Undo to try another way.",
+          "info",
+        );
       }
     } catch (err) {
       this.message(err.detail || String(err), "error");
