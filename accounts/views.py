@@ -15,7 +15,6 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
-from rest_framework.views import APIView
 
 from accounts import services
 from accounts.serializers import (
@@ -25,6 +24,7 @@ from accounts.serializers import (
     RegisteredSerializer,
     TokenSerializer,
 )
+from server.api_view import ApiView
 from server.errors import AppError
 from server.json_input import validated
 from server.openapi import BAD_TOKEN, BODY, SIGNED_IN, errors
@@ -44,7 +44,7 @@ class AuthThrottle(SimpleRateThrottle):
 
     scope = "auth"
 
-    def get_cache_key(self, request: Request, view: APIView) -> str:
+    def get_cache_key(self, request: Request, view: ApiView) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
     def get_ident(self, request: Request) -> str:
@@ -87,7 +87,7 @@ def _authenticate(request: Request) -> object:
     return user
 
 
-class RegisterView(APIView):
+class RegisterView(ApiView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
     throttle_classes = [AuthThrottle]
@@ -118,7 +118,7 @@ class RegisterView(APIView):
         return Response({"username": user.username, "token": token.key}, status.HTTP_201_CREATED)
 
 
-class TokenView(APIView):
+class TokenView(ApiView):
     """POST signs in with a password (no other credential is looked at); DELETE revokes the
     key of whoever is signed in."""
 
@@ -159,7 +159,7 @@ class TokenView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class SessionLoginView(APIView):
+class SessionLoginView(ApiView):
     """Session sign-in for browsers, whose WebSockets cannot send an Authorization header."""
 
     permission_classes = [AllowAny]
@@ -187,7 +187,7 @@ class SessionLoginView(APIView):
         return Response({"username": user.username, "token": services.token_for(user).key})
 
 
-class SessionLogoutView(APIView):
+class SessionLogoutView(ApiView):
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -215,7 +215,7 @@ class SessionLogoutView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class MeView(APIView):
+class MeView(ApiView):
     @extend_schema(
         responses={200: MeSerializer, **errors(*SIGNED_IN)},
         summary="The signed-in user and their stats",

@@ -15,7 +15,8 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
+
+from server.api_view import ApiView
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ HEALTH = inline_serializer(
 )
 
 
-class HealthView(APIView):
+class HealthView(ApiView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
 

@@ -7,13 +7,13 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from games import clock, daily, engine, leaderboards, selectors
 from games.api import serializers as s
 from games.api.throttles import NewGameThrottle
 from games.models import VARIANT_IDS
 from games.services import check_variant
+from server.api_view import ApiView
 from server.openapi import BAD_TOKEN, CHALLENGE, PAGING, SIGNED_IN, errors, whole_number_param
 from server.query_params import whole_number
 
@@ -67,7 +67,7 @@ def attempt_summary(game) -> dict | None:  # noqa: ANN001
     }
 
 
-class DailyListView(APIView):
+class DailyListView(ApiView):
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -102,7 +102,7 @@ class DailyListView(APIView):
         return Response({"date": today.isoformat(), "challenges": challenges})
 
 
-class DailyPlayView(APIView):
+class DailyPlayView(ApiView):
     @extend_schema(
         request=None,
         parameters=CHALLENGE_PARAMS,
@@ -121,7 +121,7 @@ class DailyPlayView(APIView):
         )
 
 
-class DailyPracticeView(APIView):
+class DailyPracticeView(ApiView):
     throttle_classes = [NewGameThrottle]
 
     @extend_schema(
@@ -139,7 +139,7 @@ class DailyPracticeView(APIView):
         return Response(selectors.game_payload(game, viewer_id=request.user.pk), status=201)
 
 
-class DailyLeaderboardView(APIView):
+class DailyLeaderboardView(ApiView):
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -158,7 +158,7 @@ class DailyLeaderboardView(APIView):
         return Response(body)
 
 
-class AllTimeLeaderboardView(APIView):
+class AllTimeLeaderboardView(ApiView):
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -186,7 +186,7 @@ class AllTimeLeaderboardView(APIView):
         return Response(leaderboards.alltime_board(variant, page, size))
 
 
-class UserProfileView(APIView):
+class UserProfileView(ApiView):
     permission_classes = [AllowAny]
 
     @extend_schema(

@@ -7,13 +7,13 @@ from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from games import engine, events, replay, selectors, services
 from games.api import serializers as s
 from games.api.throttles import HintThrottle, LiveThrottle, NewGameThrottle, PositionThrottle
 from games.broadcast import fan_out_sync
 from games.services import Outcome
+from server.api_view import ApiView
 from server.json_input import validated
 from server.openapi import (
     BAD_TOKEN,
@@ -71,7 +71,7 @@ MAX_ROW_NUMBER = 2**31 - 1  # a move's n is a 32-bit column
 MAX_GAME_ID = 2**63 - 1  # a game's id is a 64-bit one
 
 
-class VariantListView(APIView):
+class VariantListView(ApiView):
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -101,7 +101,7 @@ class VariantListView(APIView):
         )
 
 
-class GameListView(APIView):
+class GameListView(ApiView):
     def get_throttles(self) -> list:
         return [NewGameThrottle()] if self.request.method == "POST" else []
 
@@ -150,7 +150,7 @@ class GameListView(APIView):
         )
 
 
-class GameDetailView(APIView):
+class GameDetailView(ApiView):
     @extend_schema(
         responses={200: s.GameSerializer, **errors(*GAME_READ)},
         examples=[GAME_EXAMPLE],
@@ -161,7 +161,7 @@ class GameDetailView(APIView):
         return Response(selectors.game_payload(game, viewer_id=request.user.pk))
 
 
-class MoveListView(APIView):
+class MoveListView(ApiView):
     @extend_schema(
         parameters=[
             whole_number_param(
@@ -198,7 +198,7 @@ class MoveListView(APIView):
 MAX_POSITIONS_PAGE = 200
 
 
-class PositionListView(APIView):
+class PositionListView(ApiView):
     throttle_classes = [PositionThrottle]
 
     @extend_schema(
@@ -228,7 +228,7 @@ class PositionListView(APIView):
         return Response(replay.positions(game, start, limit))
 
 
-class UndoView(APIView):
+class UndoView(ApiView):
     @extend_schema(
         request=s.UndoRequestSerializer,
         responses={200: s.GameSerializer, **errors(*GAME_WRITE, *BODY)},
@@ -243,7 +243,7 @@ class UndoView(APIView):
         return publish(services.undo(game_id, request.user, data["v"]))
 
 
-class ResignView(APIView):
+class ResignView(ApiView):
     @extend_schema(
         request=None,
         responses={200: s.GameSerializer, **errors(*GAME_READ, "game_over", *BODY)},
@@ -254,7 +254,7 @@ class ResignView(APIView):
         return publish(services.resign(game_id, request.user))
 
 
-class LiveGamesView(APIView):
+class LiveGamesView(ApiView):
     throttle_classes = [LiveThrottle]
 
     @extend_schema(
@@ -268,7 +268,7 @@ class LiveGamesView(APIView):
         return Response(selectors.live_games(request.user))
 
 
-class HintView(APIView):
+class HintView(ApiView):
     throttle_classes = [HintThrottle]
 
     @extend_schema(

@@ -82,6 +82,37 @@ def test_a_chunked_body_is_refused_not_read_as_empty(api):  # noqa: ANN001
     assert_json_error(res, 411, "length_required")
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/auth/token"),  # signs in (POST) and out (DELETE) only
+        ("get", "/api/auth/register"),
+        ("get", "/api/auth/login"),
+        ("post", "/api/me"),
+        ("put", "/api/games"),
+        ("delete", "/api/games/1"),
+        ("put", "/api/games/1/moves"),
+        ("get", "/api/games/1/undo"),
+        ("get", "/api/games/1/resign"),
+        ("post", "/api/games/1/hint"),
+        ("post", "/api/games/live"),
+        ("post", "/api/daily"),
+        ("get", "/api/daily/2026-01-01/spanish/play"),
+        ("post", "/api/leaderboards/spanish"),
+        ("post", "/api/users/somebody"),
+        ("post", "/api/variants"),
+        ("post", "/api/health"),
+    ],
+)
+def test_a_method_a_path_does_not_take_is_405_before_credentials_are_asked(anon, api, method, path):  # noqa: ANN001
+    """The wrong method is what a client must hear, signed in or not: DRF asked for
+    credentials first, so the same request was 401 without them and 405 with them."""
+    for client in (anon, api):
+        res = getattr(client, method)(path)
+        assert_json_error(res, 405, "method_not_allowed")
+        assert method.upper() not in res.headers["Allow"]
+
+
 @pytest.mark.parametrize("method", ["options", "post", "put", "delete"])
 def test_a_method_the_docs_page_does_not_take_is_a_json_405(anon, method):  # noqa: ANN001
     """Not a 500 (OPTIONS rendered its metadata through the page's HTML renderer), nor the
