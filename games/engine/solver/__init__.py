@@ -190,19 +190,10 @@ def solve(
 HINT_SAMPLES = 5
 
 
-def hint(
-    state: State,
-    *,
-    time_limit: float | None = 1.0,
-    max_nodes: int | None = None,
-    samples: int = HINT_SAMPLES,
-    seed: str = "",
-    avoid: Collection[State] = frozenset(),
-) -> str | None:
-    """The move to play now: the first of ``hint_line``'s, None when it has none."""
-    line = hint_line(
-        state, time_limit=time_limit, max_nodes=max_nodes, samples=samples, seed=seed, avoid=avoid
-    )
+def hint(state: State, **options: Any) -> str | None:
+    """The move to play now: the first of ``hint_line``'s (which takes the same keywords),
+    None when it has none."""
+    line = hint_line(state, **options)
     return line[0] if line else None
 
 
