@@ -101,3 +101,23 @@ def test_positions_behind_leave_out_what_undos_took_back(api):  # noqa: ANN001
     row = Game.objects.get(pk=game["id"])
     now = start.apply(a).apply(c)
     assert hints.positions_behind(row, now) == {start, start.apply(a)}
+
+
+def test_a_kept_lines_hint_needs_no_solver_slot(api, searches, monkeypatch):  # noqa: ANN001
+    """Only a search waits for one of the process's solver slots: following a kept line is a
+    cache read, answered while other players' hints hold every slot."""
+    import threading
+
+    from games import selectors
+
+    slots = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(selectors, "_hint_slots", slots)
+    monkeypatch.setattr(selectors, "HINT_WAIT_SECONDS", 0.05)
+    game = new_game(api, "spanish", 1)
+    move(api, game["id"], hint(api, game["id"]), 0)
+    slots.acquire()  # every slot busy
+    assert hint(api, game["id"]) is not None
+    api.post(f"/api/games/{game['id']}/undo", {"v": 1}, format="json")  # off the line
+    res = api.get(f"/api/games/{game['id']}/hint")
+    assert res.status_code == 429 and res.json()["code"] == "rate_limited"
+    assert len(searches) == 1
