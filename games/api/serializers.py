@@ -250,7 +250,12 @@ class LiveGameSerializer(serializers.Serializer):
 
 
 class HintSerializer(serializers.Serializer):
-    move = serializers.CharField(allow_null=True)
+    move = serializers.CharField(
+        allow_null=True,
+        help_text="the move to play now; hints followed one after another play one line of "
+        "the solver's to its end, and none leads back to a position the game has stood at "
+        "(undone moves aside): null when every legal move would (undo instead)",
+    )
 
 
 class AllTimeEntrySerializer(serializers.Serializer):
