@@ -43,6 +43,10 @@ class RegisteredSerializer(serializers.Serializer):
     token = serializers.CharField()
 
 
+class SessionSignedInSerializer(serializers.Serializer):
+    username = serializers.CharField()
+
+
 class TokenSerializer(serializers.Serializer):
     token = serializers.CharField()
 

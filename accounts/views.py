@@ -22,6 +22,7 @@ from accounts.serializers import (
     LoginSerializer,
     MeSerializer,
     RegisteredSerializer,
+    SessionSignedInSerializer,
     TokenSerializer,
 )
 from server.api_view import ApiView
@@ -173,10 +174,13 @@ class SessionLoginView(ApiView):
     @extend_schema(
         request=LoginSerializer,
         responses={
-            200: RegisteredSerializer,
+            200: SessionSignedInSerializer,
             **errors(*CREDENTIALS, "authentication_failed", *BODY),
         },
-        summary="Sign in with a session cookie (browser client); also returns the token",
+        summary="Sign in with a session cookie (browser client)",
+        description="The session cookie is the credential: the answer carries no token, so "
+        "a sign-in hands the page no key that outlives the session. A client that wants a "
+        "token signs in with `POST /api/auth/token`.",
     )
     def post(self, request: Request) -> Response:
         user = _authenticate(request)
@@ -184,7 +188,7 @@ class SessionLoginView(ApiView):
         old_key, old_user = session.session_key, session.get(SESSION_KEY)
         login(request._request, user)  # a new session key: the old one is gone
         session_key_changed(old_key, session.session_key, old_user == str(user.pk))
-        return Response({"username": user.username, "token": services.token_for(user).key})
+        return Response({"username": user.username})
 
 
 class SessionLogoutView(ApiView):
