@@ -51,11 +51,16 @@ async def send(comm: WebsocketCommunicator, t: str, d: dict | None = None) -> No
     await comm.send_to(text_data=json.dumps(frame))
 
 
-async def recv(comm: WebsocketCommunicator, timeout: float = 3) -> dict:
+# How long a test waits for a frame or a close it expects: the communicator's default second
+# was too short on a loaded CI host. A pass waits no longer.
+WAIT = 3.0
+
+
+async def recv(comm: WebsocketCommunicator, timeout: float = WAIT) -> dict:
     return json.loads(await comm.receive_from(timeout=timeout))
 
 
-async def recv_until(comm: WebsocketCommunicator, t: str, timeout: float = 3) -> dict:
+async def recv_until(comm: WebsocketCommunicator, t: str, timeout: float = WAIT) -> dict:
     while True:
         frame = await recv(comm, timeout)
         if frame["t"] == t:

@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 from games import services
 from games.models import Game, Move
 from tests.conftest import layer_down
-from tests.ws.helpers import connect, recv, recv_until, send
+from tests.ws.helpers import WAIT, connect, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -64,7 +64,7 @@ async def test_on_a_server_offering_send_many_the_ack_and_state_go_in_one_messag
     first = await recv(comm)
     move = first["d"]["legal_moves"][0]
     await send(comm, "move", {"move": move, "v": 0, "id": "m-1"})
-    message = await comm.receive_output(3)
+    message = await comm.receive_output(WAIT)
     assert message["type"] == SEND_MANY
     ack, state = (json.loads(text) for text in message["texts"])
     assert ack == {"t": "ack", "d": {"id": "m-1"}}
@@ -292,7 +292,7 @@ async def test_flood_gets_rate_limited_then_closed_with_4429(user):  # noqa: ANN
     for i in range(200):
         await send(comm, "ping", {"id": f"p-{i}"})
     while True:
-        out = await comm.receive_output(timeout=3)
+        out = await comm.receive_output(WAIT)
         if out["type"] == "websocket.close":
             assert out["code"] == 4429
             break
@@ -380,13 +380,13 @@ async def test_a_path_with_no_socket_says_so_and_closes_with_4404(path):  # noqa
     comm = await connect(path)
     err = await recv(comm)
     assert err["t"] == "error" and err["d"]["code"] == err["d"]["reason"] == "bad_message"
-    assert (await comm.receive_output(3))["code"] == 4404
+    assert (await comm.receive_output(WAIT))["code"] == 4404
 
 
 async def test_missing_auth_closes_with_4401(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}")
-    assert await comm.receive_output(3) == {"type": "websocket.close", "code": 4401}
+    assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
 
 
 @pytest.mark.parametrize("frame", ['{"t":"resign"}', '{"t":"resign","d":null}'])
