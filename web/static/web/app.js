@@ -157,9 +157,10 @@ async function signinView() {
   // The server's rules for a new password (settings.AUTH_PASSWORD_VALIDATORS), said up front.
   const passHint = h("p", { class: "muted field-hint", id: "password-hint", hidden: true },
     "At least 8 characters, not all digits, not a common password, not like your username.");
-  // And a new name's (accounts/serializers.py), said up front, not only in a refusal.
-  const userHint = h("p", { class: "muted field-hint", id: "username-hint", hidden: true },
-    "3–30 characters: letters, digits, _ . or -");
+  // And a new name's (accounts/serializers.py), said up front, not only in a refusal; the
+  // same words are the field's title, which the browser shows when the pattern refuses it.
+  const nameRules = "3–30 characters: letters, digits, _ . or -";
+  const userHint = h("p", { class: "muted field-hint", id: "username-hint", hidden: true }, nameRules);
   const title = h("h2", {}, "Sign in");
   const err = h("div", { "data-testid": "auth-error" });
   const toggle = h("button", { type: "button", class: "link", "data-testid": "auth-toggle" }, "New here? Create an account");
@@ -182,7 +183,7 @@ async function signinView() {
     passHint.hidden = userHint.hidden = m !== "signup";
     if (m === "signup") {
       user.pattern = "\\s*[A-Za-z0-9_.\\-]{3,30}\\s*";
-      user.title = "3-30 characters: letters, digits, '_', '.' or '-'";
+      user.title = nameRules;
       user.setAttribute("aria-describedby", "username-hint");
       pass.minLength = 8;
       pass.setAttribute("aria-describedby", "password-hint");
