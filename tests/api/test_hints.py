@@ -94,7 +94,7 @@ def test_positions_behind_leave_out_what_undos_took_back(api):  # noqa: ANN001
 
     game = new_game(api, "portuguese", 1)
     start = engine_game("portuguese", 1)
-    a, b, c = "t0-t2", *[m for m in start.apply("t0-t2").legal_moves()][:2]
+    a, b, c = "t0-t2", *start.apply("t0-t2").legal_moves()[:2]
     for v, action in enumerate([a, b, "undo", c]):
         body = move(api, game["id"], action, v)
     assert body["v"] == 4

@@ -228,7 +228,8 @@ def hint_line(
     alone (the rest of a line played a guessed stock): what a player who knows which cards are
     unseen, but not their order, could work out.
     """
-    forward = [m for m in state.legal_moves() if state.apply(m) not in avoid]
+    legal = state.legal_moves()
+    forward = [m for m in legal if state.apply(m) not in avoid] if avoid else legal
     if not forward:
         return []
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -246,7 +247,8 @@ def hint_line(
         if line and line[0] in forward:
             votes[line[0]] += 1
             lines.setdefault(line[0], line)
-        went_back = went_back or bool(line)
+        elif line:
+            went_back = True
     if votes:
         most = max(votes.values())
         first = next(m for m in forward if votes[m] == most)  # a tie: in legal-move order
