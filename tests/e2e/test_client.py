@@ -753,6 +753,39 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
     shot(page, f"14-daily-intro-{viewport_name}")
 
 
+@pytest.mark.parametrize("viewport", [{"width": 844, "height": 390}, {"width": 667, "height": 375}])
+def test_a_phone_held_sideways_shows_a_deal_on_one_screen(
+    open_page, server: Server, viewport: dict
+) -> None:
+    """Held sideways a phone is short: Chinese FreeCell's dealt piles ran past its bottom (the
+    header and the game's bar took 140px), and Portuguese Solitaire's 13 piles took two rows of
+    cards twice the screen's height. Every variant's deal now shows whole on one row, its
+    corners readable, the game's buttons in sight."""
+    name, token = server.register()
+    page = open_page(viewport)
+    log_in(page, name)
+    for variant in [v["id"] for v in server.request("GET", "/api/variants")]:
+        game = server.request("POST", "/api/games", {"variant": variant, "deal": 3}, token)
+        open_game(page, game["id"])
+        assert_table_matches(page, game["state"])
+        box = page.evaluate(
+            """() => { const all = (s) => [...document.querySelectorAll(s)];
+                const box = (e) => e.getBoundingClientRect();
+                const piles = all('[data-testid=table] .tableau-pile');
+                return {tops: new Set(piles.map(p => Math.round(box(p).top))).size,
+                        bottom: Math.max(...piles.map(p => box(p).bottom)),
+                        buttons: Math.max(...all('.actions button').map(b => box(b).bottom)),
+                        wide: document.documentElement.scrollWidth - window.innerWidth}; }"""
+        )
+        assert box["tops"] == 1, f"{variant}'s tableau takes {box['tops']} rows"
+        assert box["bottom"] <= viewport["height"], (
+            f"{variant}'s deal ends {box['bottom'] - viewport['height']:.0f}px below the screen"
+        )
+        assert box["buttons"] <= viewport["height"] and box["wide"] <= 0, box
+        assert page.evaluate(COVERED_CORNERS_JS) == 0, f"card corners of {variant} are covered"
+        shot(page, f"13-{variant}-sideways-{viewport['width']}", full_page=False)
+
+
 def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server) -> None:
     """The server closes the session's sockets (4401) and any REST call hears 401: either way
     the page goes to the sign-in form, and back to where it was after signing in."""

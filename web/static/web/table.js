@@ -19,6 +19,8 @@ const EDGE_PX = 48;
 const EDGE_STEP_PX = 12;
 const MAX_COLW = 120; // a card's widest (a large screen)
 const MIN_FIT_COLW = 48; // the narrowest a card gets to keep a long pile on screen
+const ONE_ROW = 46; // the narrowest card that keeps the tableau on one row (else two rows)
+const ONE_ROW_SHORT = 38; // … on a screen under 500px high held sideways, where two rows overflow
 const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep their size early on
 
 // The closest a tableau card may lie on the one before it: the corner's rank and suit (its
@@ -121,10 +123,14 @@ export class Table {
     const width = this.root.clientWidth;
     if (!width) return;
     const n = this.variant.piles.tableau;
-    const gap = width < 560 ? 4 : 8;
+    // A phone held sideways is short, not narrow: two rows of piles there took the cards to
+    // twice the screen's height (Portuguese Solitaire's 13 at 667 by 375), so it keeps one row
+    // of narrower cards, closer together.
+    const short = window.innerHeight < 500 && width > window.innerHeight;
+    const gap = width < 560 || short ? 4 : 8;
     const room = width - 2 * gap; // inside the table's padding (var(--gap)): cards stay off its edge
     let cols = n;
-    if ((room - (n - 1) * gap) / n < 46) cols = Math.ceil(n / 2);
+    if ((room - (n - 1) * gap) / n < (short ? ONE_ROW_SHORT : ONE_ROW)) cols = Math.ceil(n / 2);
     let colw = Math.max(34, Math.min(MAX_COLW, Math.floor((room - (cols - 1) * gap) / cols)));
     const p = this.variant.piles;
     const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
