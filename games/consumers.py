@@ -21,6 +21,7 @@ from games import services, socket_calls
 from games.broadcast import PLAYING, encode, fan_out, game_group, stage, state_order
 from games.move_batcher import MoveBatcher
 from server.errors import AppError
+from server.json_input import DuplicateKey, check_unique_keys
 from server.lean_consumer import CLOSE_ABUSE, LeanWebsocketConsumer, TokenBucket
 
 CLOSE_NO_SUCH_PATH = 4404
@@ -150,6 +151,13 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             data = {}
         if not isinstance(data, dict):
             await self.send_error("bad_message", '"d" must be an object.')
+            return
+        try:
+            check_unique_keys(text_data, len(frame) + len(data))
+        except DuplicateKey as exc:
+            await self.send_error(
+                "bad_message", f"A frame names each key once: {exc}.", _msg_id(data)
+            )
             return
         handler = (
             getattr(self, f"on_{frame['t']}", None) if frame["t"] in self.frame_types else None

@@ -279,3 +279,21 @@ def test_a_host_not_served_is_a_json_400_and_one_line_in_the_log(anon, caplog): 
     }
     (record,) = [r for r in caplog.records if r.name == "django.security.DisallowedHost"]
     assert "evil.example" in record.getMessage() and record.exc_info is None
+
+
+@pytest.mark.parametrize(
+    "body, key",
+    [
+        ('{"move": "t0-t2", "v": 0, "v": 1}', "v"),
+        ('{"move": "t0-t2", "move": "t1-t2", "v": 0}', "move"),
+        ('{"move": "t0-t2", "v": 0, "x": {"a": 1, "a": 2}}', "a"),
+    ],
+)
+def test_a_key_named_twice_is_bad_json_and_nothing_is_played(api, body, key):  # noqa: ANN001
+    """Parsers disagree on which of two values counts (Python keeps the last, others the
+    first): a body that means one move to one reader and another to the next is refused."""
+    game = new_game(api)
+    res = api.post(f"/api/games/{game['id']}/moves", body, content_type="application/json")
+    detail = assert_json_error(res, 400, "bad_json")["detail"]
+    assert f'the key "{key}" appears twice' in detail, detail
+    assert api.get(f"/api/games/{game['id']}").json()["v"] == 0

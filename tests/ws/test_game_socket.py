@@ -247,6 +247,43 @@ async def test_a_frame_that_is_not_json_is_told_where_it_fails(user):  # noqa: A
     await comm.disconnect()
 
 
+@pytest.mark.parametrize(
+    "raw, key",
+    [
+        ('{"t": "move", "t": "undo", "d": {"v": 0}}', "t"),
+        ('{"t": "move", "d": {"move": "t0-t2", "v": 0, "v": 1, "id": "x-1"}}', "v"),
+        ('{"t": "move", "d": {"move": "t0-t2", "move": "t1-t2", "v": 0, "id": "x-1"}}', "move"),
+        ('{"t": "move", "d": {"move": "t0-t2", "v": 0}, "d": {"move": "t1-t2", "v": 0}}', "d"),
+        ('{"t": "move", "d": {"move": "t0-t2", "v": 0, "x": {"a": ":", "a": 2}}}', "a"),
+    ],
+)
+async def test_a_frame_naming_a_key_twice_is_bad_message_and_plays_nothing(user, raw, key):  # noqa: ANN001
+    """JSON parsers disagree on which of two values counts: the frame is refused, whichever
+    object repeats the key, and the error carries the move's id when it has one."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await comm.send_to(text_data=raw)
+    err = (await recv(comm))["d"]
+    assert err["code"] == "bad_message" and f'the key "{key}" appears twice' in err["detail"]
+    assert err.get("id") == ("x-1" if '"id"' in raw else None), err
+    assert await version_and_moves(game.pk) == (0, 0)
+    await comm.disconnect()
+
+
+async def test_a_colon_inside_a_string_is_not_taken_for_a_repeated_key(user):  # noqa: ANN001
+    """Frames with more colons than keys are read a second time to look for a repeat: one
+    that has none plays as any other."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    move = (await recv(comm))["d"]["legal_moves"][0]
+    frame = {"t": "move", "d": {"move": move, "v": 0, "id": "a:b"}}
+    await comm.send_to(text_data=orjson.dumps(frame).decode())
+    assert await recv(comm) == {"t": "ack", "d": {"id": "a:b"}}
+    assert (await recv(comm))["v"] == 1
+    await comm.disconnect()
+
+
 async def test_oversized_frame_is_refused(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)
