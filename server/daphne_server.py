@@ -450,12 +450,14 @@ class ProjectHTTPChannel(http.HTTPChannel):
     refused_head = False
     _linger: Any = None
     _discarded = 0
-    # Seconds a request's head may take to arrive in full (HTTP_HEAD_SECONDS; 0: no limit).
-    # Twisted's idle timeout starts again with every byte: a client that sent one header line
-    # every few seconds held its connection for over an hour, and 20,000 such took every file
-    # the process could open.
-    head_seconds = 0.0
-    _head_timer: Any = None
+    # Seconds a request, its head and its body, may take to arrive in full
+    # (HTTP_REQUEST_SECONDS; 0: no limit). Twisted's idle timeout starts again with every byte:
+    # a client that sent one header line every few seconds held its connection for over an
+    # hour, and 20,000 such took every file the process could open; a body under the size
+    # limit, sent a few bytes a second, did the same after its head.
+    request_seconds = 0.0
+    _request_timer: Any = None
+    _in_body = False  # the request's head is read, its body is on its way
 
     def dataReceived(self, data: bytes) -> None:  # noqa: N802 - Twisted's name
         if not self.refused_head:
@@ -468,10 +470,11 @@ class ProjectHTTPChannel(http.HTTPChannel):
     def lineReceived(self, line: bytes) -> None:  # noqa: N802 - Twisted's name
         if self.refused_head:
             return  # lines of the same read, after the one refused
-        if self._head_timer is None and self.head_seconds:
+        if self._request_timer is None and self.request_seconds:
             from twisted.internet import reactor  # the one daphne runs, installed by now
 
-            self._head_timer = reactor.callLater(self.head_seconds, self._head_too_slow)
+            self._request_timer = reactor.callLater(self.request_seconds, self._too_slow)
+            self._in_body = False
         if self._receivedHeaderSize + len(line) > self.totalHeadersSize:
             return self._refuse_head(
                 431, f"The request head is over {self.totalHeadersSize} bytes."
@@ -485,19 +488,23 @@ class ProjectHTTPChannel(http.HTTPChannel):
         return super().headerReceived(line)
 
     def allHeadersReceived(self) -> None:  # noqa: N802 - Twisted's name
-        self._stop_head_timer()
+        self._in_body = True
         super().allHeadersReceived()
 
-    def _stop_head_timer(self) -> None:
-        timer, self._head_timer = self._head_timer, None
+    def _stop_request_timer(self) -> None:
+        timer, self._request_timer = self._request_timer, None
         if timer is not None and timer.active():
             timer.cancel()
 
-    def _head_too_slow(self) -> None:
-        self._head_timer = None
-        self._refuse_head(408, f"The request head took over {self.head_seconds:g} s to arrive.")
+    def _too_slow(self) -> None:
+        self._request_timer = None
+        part = "body" if self._in_body else "head"
+        self._refuse_head(
+            408, f"The request {part} took over {self.request_seconds:g} s to arrive."
+        )
 
     def allContentReceived(self) -> None:  # noqa: N802 - Twisted's name
+        self._stop_request_timer()
         if not self.refused_head:  # refused at its last header: not a request to serve
             super().allContentReceived()
 
@@ -532,7 +539,7 @@ class ProjectHTTPChannel(http.HTTPChannel):
     def connectionLost(self, reason: Any) -> None:  # noqa: N802 - Twisted's name
         if self._linger is not None and self._linger.active():
             self._linger.cancel()
-        self._stop_head_timer()
+        self._stop_request_timer()
         super().connectionLost(reason)
 
 
@@ -610,7 +617,7 @@ class ProjectServer(daphne.server.Server):
         ProjectWebSocketProtocol.ping_rate = settings.WS_RATE_PER_SECOND
         ProjectWebSocketProtocol.ping_burst = settings.WS_RATE_BURST
         ProjectWebRequest.body_limit = settings.MAX_REQUEST_BYTES
-        ProjectHTTPChannel.head_seconds = settings.HTTP_HEAD_SECONDS
+        ProjectHTTPChannel.request_seconds = settings.HTTP_REQUEST_SECONDS
         # daphne's `run` builds its factories from this module's names for them.
         daphne.server.WebSocketFactory = ProjectWebSocketFactory
         daphne.server.HTTPFactory = http_factory

@@ -302,10 +302,10 @@ WS_MAX_WAITING_BYTES = int(os.environ.get("WS_MAX_WAITING_BYTES", str(4 * 1024 *
 # connection); the others wait for a slot (server.http_limit).
 HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)
 # Connections open at once from one client address, per process (0: no limit): past it a new
-# one is closed as it opens (server.daphne_server.PeerLimit). And the seconds a request's head
-# may take to arrive in full, however steadily it trickles in; past it the answer is 408.
+# one is closed as it opens (server.daphne_server.PeerLimit). And the seconds a request, its head
+# and its body, may take to arrive in full, however steadily it trickles in; past it, 408.
 HTTP_MAX_CONNECTIONS_PER_ADDRESS = env_whole("HTTP_MAX_CONNECTIONS_PER_ADDRESS", 4000)
-HTTP_HEAD_SECONDS = float(os.environ.get("HTTP_HEAD_SECONDS", "20"))
+HTTP_REQUEST_SECONDS = float(os.environ.get("HTTP_REQUEST_SECONDS", "20"))
 # Hints (a solver run of up to a second) this process works on at once, for all its users.
 HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 2)
 # The most actions (moves and undos) a game may have, so that a game's history stays bounded

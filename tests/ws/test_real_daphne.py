@@ -595,7 +595,7 @@ def strict_server(shared_env, tmp_path_factory):  # noqa: ANN001, ANN201
     env = {
         **shared_env,
         "HTTP_MAX_CONNECTIONS_PER_ADDRESS": "4",
-        "HTTP_HEAD_SECONDS": "1",
+        "HTTP_REQUEST_SECONDS": "1",
         "WS_MAX_SOCKETS_PER_USER": "3",
     }
     proc = Daphne(env, tmp_path_factory.mktemp("logs") / "daphne-strict.log")
@@ -628,9 +628,41 @@ def test_a_head_that_trickles_in_is_answered_408_once_its_time_is_up(strict_serv
                 break
     took = time.monotonic() - started
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer[:200]
-    assert b"took over 1 s to arrive" in answer and 0.9 < took < 3.5
+    assert b"request head took over 1 s to arrive" in answer and 0.9 < took < 3.5
     answer, _ = _raw_request(strict_server, HEAD_LINE + "Connection: close\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 OK"), answer[:200]
+
+
+def test_a_body_that_trickles_in_is_answered_408_once_its_time_is_up(strict_server):  # noqa: ANN001
+    """A body under the size limit, sent a few bytes at a time after a prompt head, held its
+    connection for as long as the client liked: the request's time covers its body too."""
+    import socket
+    import time
+
+    head = (
+        f"POST /api/auth/token HTTP/1.1\r\nHost: 127.0.0.1:{strict_server.port}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n"
+    )
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", strict_server.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        answer = b""
+        for _ in range(40):  # 8 bytes every 0.1 s, as long as the server listens
+            try:
+                sock.sendall(b'{"a": 1 ')
+            except OSError:
+                break
+            sock.settimeout(0.1)
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            answer += chunk
+            if not chunk or b"\r\n\r\n" in answer:
+                break
+    took = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer[:200]
+    assert b"request body took over 1 s to arrive" in answer and 0.9 < took < 3.5, answer
 
 
 def test_connections_from_one_address_past_the_limit_are_closed_as_they_open(strict_server):  # noqa: ANN001
