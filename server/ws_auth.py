@@ -46,11 +46,12 @@ class TokenAuthMiddleware(BaseMiddleware):
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
         header = _header(scope, b"authorization")
         if header is not None:
-            scheme, _, key = header.partition(" ")
-            user = None
-            if scheme.lower() == "token" and key.strip():
-                user = await _user_for_token(key.strip())
-            scope = dict(scope, user=user or AnonymousUser(), auth_via="token", token=key.strip())
+            # Read as DRF's TokenAuthentication reads it for REST: split on any whitespace (a
+            # tab too), a scheme in any case and one key after it.
+            parts = header.split()
+            key = parts[1] if len(parts) == 2 and parts[0].lower() == "token" else ""
+            user = await _user_for_token(key) if key else None
+            scope = dict(scope, user=user or AnonymousUser(), auth_via="token", token=key)
         return await super().__call__(scope, receive, send)
 
 

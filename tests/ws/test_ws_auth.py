@@ -31,6 +31,41 @@ async def test_token_header_is_accepted(user):  # noqa: ANN001
     await comm.disconnect()
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Token {k}",
+        "token {k}",
+        "TOKEN {k}",
+        "Token\t{k}",
+        "Token  {k}",
+        " Token {k} ",
+        "Token",
+        "Token {k} extra",
+        "Bearer {k}",
+        "Token{k}",
+    ],
+)
+async def test_a_token_header_opens_a_socket_exactly_when_it_signs_in_over_rest(user, header):  # noqa: ANN001
+    """ "Auth as REST" (PROTOCOL): the handshake reads the header as DRF does, so a form that
+    signs in over REST (a tab between the scheme and the key) opens a socket, and one refused
+    there is refused here (4401)."""
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    value = header.format(k=await _token(user))
+    rest = await sync_to_async(lambda: Client().get("/api/me", HTTP_AUTHORIZATION=value))()
+    comm = communicator("/ws/echo", [(b"authorization", value.encode())])
+    await comm.connect()
+    if rest.status_code == 200:
+        await comm.send_to(text_data="{}")
+        assert await comm.receive_from(WAIT) == "{}"
+        await comm.disconnect()
+    else:
+        assert rest.status_code == 401, rest.content
+        assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+
+
 async def test_missing_auth_closes_with_4401():
     comm = communicator("/ws/echo")
     connected, _ = await comm.connect()
