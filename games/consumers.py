@@ -20,6 +20,7 @@ from django.conf import settings
 from games import services, socket_calls
 from games.broadcast import PLAYING, encode, fan_out, game_group, stage, state_order
 from games.move_batcher import MoveBatcher
+from games.services import MAX_VERSION
 from server.errors import AppError
 from server.json_input import DuplicateKey, check_unique_keys
 from server.lean_consumer import CLOSE_ABUSE, LeanWebsocketConsumer, TokenBucket
@@ -237,7 +238,7 @@ def _version_refusal(action: str, data: dict) -> str:
     if "v" not in data:
         return f"{needs}."
     sent = orjson.dumps(data["v"])[:32].decode(errors="replace")
-    return f"{needs}, a whole number from 0 that fits in 64 bits, not {sent}."
+    return f"{needs}, a whole number from 0 to {MAX_VERSION}, not {sent}."
 
 
 def _order(event: dict) -> tuple[int, int]:
@@ -399,7 +400,7 @@ class GameConsumer(JsonFrameConsumer):
             )
         if action != "resign":
             v = data.get("v")
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_VERSION:
                 return await self._refuse(data, "bad_message", _version_refusal(action, data))
         if not self.is_owner:
             return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")

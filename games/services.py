@@ -51,6 +51,10 @@ _LOCK_SQL = (
     f"FROM {Game._meta.db_table} g {_LOCK_JOINS} WHERE g.id"
 )
 MAX_DEAL = MAX_SERVED_DEAL  # the engine deals up to 10^20; the API stops at 2^53 - 1
+# The largest version a client may send (a game's version is a signed 64-bit column): a larger
+# one is no version at all, refused as malformed on both transports, not as stale, since no
+# sync would mend it.
+MAX_VERSION = 2**63 - 1
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from games.models import VARIANT_CHOICES
-from games.services import MAX_DEAL
+from games.services import MAX_DEAL, MAX_VERSION
 from server.json_input import StrictCharField, StrictIntegerField
 
 
@@ -23,11 +23,6 @@ class NewGameSerializer(serializers.Serializer):
         help_text="From 1 to 2^53 - 1; left out or null: a random deal (one of the first "
         "million; for Countess and Barricade A, whose stock is face down, of the whole range).",
     )
-
-
-# A version is a 64-bit number, as on the socket, where a larger one is not read at all
-# (`bad_message`): over REST it is `invalid` too, not a stale version.
-MAX_VERSION = 2**63 - 1
 
 
 class MoveRequestSerializer(serializers.Serializer):

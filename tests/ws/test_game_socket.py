@@ -205,11 +205,20 @@ async def test_malformed_frames_are_bad_message_and_change_nothing(user, raw):  
 
 @pytest.mark.parametrize(
     "v, says",
-    [("3", '"3"'), (-1, "-1"), (2**64, "1.8446744073709552e+19"), (True, "true"), (1.5, "1.5")],
+    [
+        ("3", '"3"'),
+        (-1, "-1"),
+        (2**63, str(2**63)),
+        (2**64 - 1, str(2**64 - 1)),
+        (2**64, "1.8446744073709552e+19"),
+        (True, "true"),
+        (1.5, "1.5"),
+    ],
 )
 async def test_a_version_that_is_not_one_is_named_in_the_refusal(user, v, says):  # noqa: ANN001
     """A `v` that is there but is no version: the refusal says what was read (a number past
-    64 bits arrives as a fraction), not that it is missing."""
+    64 bits arrives as a fraction), not that it is missing. Past 2^63 - 1 it is no version
+    either, as over REST (`invalid`), where it was stale here."""
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)
     await recv(comm)
@@ -220,6 +229,16 @@ async def test_a_version_that_is_not_one_is_named_in_the_refusal(user, v, says):
     err = (await recv(comm))["d"]
     assert err["code"] == "bad_message" and err["detail"].endswith(f"not {says}."), err
     assert await version_and_moves(game.pk) == (0, 0)
+    await comm.disconnect()
+
+
+async def test_the_largest_version_is_an_ordinary_stale_one(user):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await send(comm, "move", {"move": "draw", "id": "x-1", "v": 2**63 - 1})
+    err = (await recv(comm))["d"]
+    assert err["code"] == "stale_version" and err["id"] == "x-1", err
     await comm.disconnect()
 
 
