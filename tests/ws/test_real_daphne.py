@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -603,19 +604,19 @@ def strict_server(shared_env, tmp_path_factory):  # noqa: ANN001, ANN201
     proc.stop()
 
 
-def test_a_head_that_trickles_in_is_answered_408_once_its_time_is_up(strict_server):  # noqa: ANN001
-    """Each header line restarted Twisted's idle timeout: a client that sent one every few
-    seconds held its connection for over an hour (and 20,000 such, every file of the process)."""
+def _trickle(server, head: str, pieces) -> tuple[bytes, float]:  # noqa: ANN001
+    """Send `head`, then a piece every 0.1 s while the server listens (40 at most): the
+    answer read meanwhile, and the seconds it took."""
     import socket
     import time
 
     started = time.monotonic()
-    with socket.create_connection(("127.0.0.1", strict_server.port), timeout=10) as sock:
-        sock.sendall(HEAD_LINE.encode())
-        answer = b""
-        for i in range(40):  # a line every 0.1 s, as long as the server listens
+    answer = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        for piece in itertools.islice(pieces, 40):
             try:
-                sock.sendall(f"X-Slow-{i}: 1\r\n".encode())
+                sock.sendall(piece)
             except OSError:
                 break
             sock.settimeout(0.1)
@@ -626,7 +627,14 @@ def test_a_head_that_trickles_in_is_answered_408_once_its_time_is_up(strict_serv
             answer += chunk
             if not chunk or b"\r\n\r\n" in answer:
                 break
-    took = time.monotonic() - started
+    return answer, time.monotonic() - started
+
+
+def test_a_head_that_trickles_in_is_answered_408_once_its_time_is_up(strict_server):  # noqa: ANN001
+    """Each header line restarted Twisted's idle timeout: a client that sent one every few
+    seconds held its connection for over an hour (and 20,000 such, every file of the process)."""
+    lines = (f"X-Slow-{i}: 1\r\n".encode() for i in itertools.count())
+    answer, took = _trickle(strict_server, HEAD_LINE, lines)
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer[:200]
     assert b"request head took over 1 s to arrive" in answer and 0.9 < took < 3.5
     answer, _ = _raw_request(strict_server, HEAD_LINE + "Connection: close\r\n\r\n")
@@ -636,31 +644,11 @@ def test_a_head_that_trickles_in_is_answered_408_once_its_time_is_up(strict_serv
 def test_a_body_that_trickles_in_is_answered_408_once_its_time_is_up(strict_server):  # noqa: ANN001
     """A body under the size limit, sent a few bytes at a time after a prompt head, held its
     connection for as long as the client liked: the request's time covers its body too."""
-    import socket
-    import time
-
     head = (
         f"POST /api/auth/token HTTP/1.1\r\nHost: 127.0.0.1:{strict_server.port}\r\n"
         "Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n"
     )
-    started = time.monotonic()
-    with socket.create_connection(("127.0.0.1", strict_server.port), timeout=10) as sock:
-        sock.sendall(head.encode())
-        answer = b""
-        for _ in range(40):  # 8 bytes every 0.1 s, as long as the server listens
-            try:
-                sock.sendall(b'{"a": 1 ')
-            except OSError:
-                break
-            sock.settimeout(0.1)
-            try:
-                chunk = sock.recv(65536)
-            except TimeoutError:
-                continue
-            answer += chunk
-            if not chunk or b"\r\n\r\n" in answer:
-                break
-    took = time.monotonic() - started
+    answer, took = _trickle(strict_server, head, itertools.repeat(b'{"a": 1 '))
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer[:200]
     assert b"request body took over 1 s to arrive" in answer and 0.9 < took < 3.5, answer
 
