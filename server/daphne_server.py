@@ -524,7 +524,7 @@ class ProjectHTTPChannel(http.HTTPChannel):
         self.refused_head = True
         self.setTimeout(None)
         log.warning(
-            "refused a request head from %s: %s",
+            "refused a request from %s: %s",  # the detail says what: its head, or its time
             getattr(self.transport.getPeer(), "host", "?"),
             detail,
         )
