@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import math
 
 from django.contrib import admin
@@ -26,6 +25,7 @@ from accounts.serializers import (
     TokenSerializer,
 )
 from server.api_view import ApiView
+from server.client_address import client_block
 from server.errors import AppError
 from server.json_input import validated
 from server.openapi import BAD_TOKEN, BODY, SIGNED_IN, errors
@@ -49,18 +49,8 @@ class AuthThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
     def get_ident(self, request: Request) -> str:
-        """The client's address; for IPv6 its /64, the block one subscriber is given: each
-        of its addresses counted alone, a client could guess from a new one every time."""
-        ident = super().get_ident(request)
-        try:
-            address = ipaddress.ip_address(ident)
-        except ValueError:
-            return ident  # not an address (a proxy's odd header): counted as it is
-        if address.version == 4:
-            return ident
-        if address.ipv4_mapped is not None:  # an IPv4 client on a dual-stack socket
-            return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+        """The client's address; for IPv6 its /64 (server.client_address)."""
+        return client_block(super().get_ident(request))
 
 
 def throttled_admin_login(request: HttpRequest, **kwargs: object) -> HttpResponse:

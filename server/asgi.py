@@ -18,7 +18,13 @@ from server.ws_auth import websocket_stack  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": ConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY),
+        "http": ConcurrencyLimit(
+            django_asgi_app,
+            settings.HTTP_CONCURRENCY,
+            per_client=settings.HTTP_REQUESTS_PER_CLIENT,
+            session_cookie=settings.SESSION_COOKIE_NAME,
+            num_proxies=settings.REST_FRAMEWORK["NUM_PROXIES"],
+        ),
         "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
     }
 )

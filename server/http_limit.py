@@ -14,24 +14,60 @@ A client sees a slower answer instead of an error. Two kinds of request never wa
 check (`/api/health`, which an orchestrator must reach even while the process is busy) and the
 browser client's static files, which need no database. WebSocket messages are not HTTP: their
 database work has threads of its own (GAME_DB_THREADS).
+
+A queue in order of arrival is fair only while no one client fills it: one user who sent 1,000
+requests at once held every slot, and another user's request waited behind them all (2.2 s
+against 5 ms; `make run`, SQLite). So one client may have at most `per_client` requests
+(HTTP_REQUESTS_PER_CLIENT, default 8) in progress or waiting; one more is answered 429
+`rate_limited` at once, with `Retry-After: 1`, costing no slot. A client that waits for each
+answer is never refused, nor is a browser (it opens at most 6 connections to a server). A
+client is its credential (the `Authorization` header, else the session cookie), else its
+address (server.client_address): so users behind one address do not share a limit, and one
+user does not get a new one for each of its addresses. A made-up credential makes a new
+client, but a request with one is refused at sign-in, as any other anonymous request is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import time
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from django.http.cookie import parse_cookie
+
+from server.client_address import client_block, forwarded_for
+
 EXEMPT_PREFIXES = ("/api/health", "/static/")
+RETRY_SECONDS = 1
+
+log = logging.getLogger(__name__)
 
 
 class ConcurrencyLimit:
-    """ASGI middleware: HTTP requests past the first `limit` in progress wait for a slot."""
+    """ASGI middleware: HTTP requests past the first `limit` in progress wait for a slot, and a
+    client's requests past its first `per_client` (0: no limit) are refused."""
 
-    def __init__(self, app: Any, limit: int, exempt: tuple[str, ...] = EXEMPT_PREFIXES) -> None:
+    def __init__(
+        self,
+        app: Any,
+        limit: int,
+        exempt: tuple[str, ...] = EXEMPT_PREFIXES,
+        *,
+        per_client: int = 0,
+        session_cookie: str = "sessionid",
+        num_proxies: int = 0,
+    ) -> None:
         self.app = app
         self.limit = limit
         self.exempt = exempt
+        self.per_client = per_client
+        self.session_cookie = session_cookie
+        self.num_proxies = num_proxies
+        self.clients: dict[tuple[str, str], int] = {}  # requests in progress or waiting
+        self.refused_at: dict[str, float] = {}  # when a refusal was last logged, per address
         # One semaphore per event loop: a process serves on one, tests start one per test.
         self._slots: WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             WeakKeyDictionary()
@@ -47,5 +83,80 @@ class ConcurrencyLimit:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.exempt):
             return await self.app(scope, receive, send)
-        async with self.slots():
-            return await self.app(scope, receive, send)
+        if not self.per_client:
+            async with self.slots():
+                return await self.app(scope, receive, send)
+        client = self.client(scope)
+        held = self.clients.get(client, 0)
+        if held >= self.per_client:
+            self.log_refusal(scope)
+            return await refuse(send, self.per_client)
+        self.clients[client] = held + 1
+        try:
+            async with self.slots():
+                return await self.app(scope, receive, send)
+        finally:
+            left = self.clients[client] - 1
+            if left:
+                self.clients[client] = left
+            else:
+                del self.clients[client]
+
+    def client(self, scope: dict) -> tuple[str, str]:
+        """Who the request counts against: its credential as sent, else its address."""
+        cookies = None
+        for name, value in scope.get("headers") or ():
+            if name == b"authorization":
+                return ("credential", value.decode("latin-1"))
+            if name == b"cookie":
+                cookies = value.decode("latin-1")
+        if cookies:
+            session = parse_cookie(cookies).get(self.session_cookie)
+            if session:
+                return ("session", session)
+        return ("address", self.address(scope))
+
+    def address(self, scope: dict) -> str:
+        remote = (scope.get("client") or ("",))[0] or ""
+        forwarded = None
+        if self.num_proxies:
+            for name, value in scope.get("headers") or ():
+                if name == b"x-forwarded-for":
+                    forwarded = value.decode("latin-1")
+        return client_block(forwarded_for(remote, forwarded, self.num_proxies))
+
+    def log_refusal(self, scope: dict) -> None:
+        """One line per address per 10 s: a flood must not flood the log too. The address, not
+        the credential, is what the line names (a token in a log is a token given away)."""
+        address = self.address(scope)
+        now = time.monotonic()
+        if now - self.refused_at.get(address, 0.0) > 10:
+            if len(self.refused_at) > 10_000:  # bounded: an old entry only spares a line
+                self.refused_at.clear()
+            self.refused_at[address] = now
+            log.warning(
+                "refused a request from %s: %d of its requests already in progress",
+                address,
+                self.per_client,
+            )
+
+
+async def refuse(send: Any, per_client: int) -> None:
+    """The API's 429, sent from here: the request never reaches Django."""
+    body = json.dumps(
+        {
+            "code": "rate_limited",
+            "detail": (
+                f"Too many requests at once: at most {per_client} of yours in progress. "
+                f"Wait for an answer before you send more; try again in {RETRY_SECONDS} s."
+            ),
+        }
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(RETRY_SECONDS).encode()),
+        (b"x-content-type-options", b"nosniff"),
+    ]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -4,6 +4,7 @@ thread and a database connection at once."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from channels.testing import HttpCommunicator
@@ -34,6 +35,40 @@ class SlowApp:
 
 def _call(app: ConcurrencyLimit, path: str, kind: str = "http") -> asyncio.Task:
     return asyncio.ensure_future(app({"type": kind, "path": path}, None, None))
+
+
+def _scope(
+    path: str = "/api/me", address: str = "203.0.113.7", **headers: str
+) -> dict[str, object]:
+    raw = [(name.replace("_", "-").encode(), value.encode()) for name, value in headers.items()]
+    return {"type": "http", "path": path, "client": (address, 50000), "headers": raw}
+
+
+class Answers:
+    """An ASGI `send` that keeps what it was sent."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict] = []
+
+    async def __call__(self, message: dict) -> None:
+        self.messages.append(message)
+
+    @property
+    def status(self) -> int | None:
+        return self.messages[0]["status"] if self.messages else None
+
+    @property
+    def headers(self) -> dict[bytes, bytes]:
+        return dict(self.messages[0]["headers"])
+
+    @property
+    def body(self) -> dict:
+        return json.loads(b"".join(m.get("body", b"") for m in self.messages[1:]))
+
+
+def _send(app: ConcurrencyLimit, scope: dict) -> tuple[asyncio.Task, Answers]:
+    answers = Answers()
+    return asyncio.ensure_future(app(scope, None, answers)), answers
 
 
 async def _settle() -> None:
@@ -85,10 +120,93 @@ async def test_a_request_that_fails_gives_its_slot_back():
             await asyncio.wait_for(limited({"type": "http", "path": "/api/me"}, None, None), 5)
 
 
+async def test_a_clients_request_past_its_share_is_refused_at_once_and_others_still_wait():
+    inner = SlowApp()
+    limited = ConcurrencyLimit(inner, limit=2, per_client=3)
+    flood = [_send(limited, _scope(authorization="Token flood")) for _ in range(5)]
+    other = _send(limited, _scope(authorization="Token other"))
+    await _settle()
+    refused = [answers for task, answers in flood if task.done()]
+    assert len(refused) == 2 and inner.running == 2  # 3 held (2 running, 1 waiting), 2 refused
+    for answers in refused:
+        assert answers.status == 429
+        assert answers.headers[b"retry-after"] == b"1"
+        assert answers.headers[b"content-type"] == b"application/json"
+        assert answers.body["code"] == "rate_limited"
+        assert "at most 3 of yours" in answers.body["detail"]
+    assert not other[0].done()  # another client waits for a slot, as before: never refused
+    inner.release.set()
+    await asyncio.wait_for(asyncio.gather(other[0], *(task for task, _ in flood)), 5)
+    assert len(inner.started) == 4 and other[1].messages == []  # SlowApp answers nothing
+    assert limited.clients == {}  # every count given back
+
+
+async def test_a_client_that_waits_for_each_answer_is_never_refused():
+    async def quick(scope, receive, send) -> None:  # noqa: ANN001
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    limited = ConcurrencyLimit(quick, limit=1, per_client=1)
+    for _ in range(50):
+        task, answers = _send(limited, _scope(authorization="Token steady"))
+        await asyncio.wait_for(task, 5)
+        assert answers.status == 200
+
+
+async def test_a_refused_or_failed_request_gives_its_count_back():
+    async def broken(scope, receive, send) -> None:  # noqa: ANN001
+        raise RuntimeError("boom")
+
+    limited = ConcurrencyLimit(broken, limit=1, per_client=1)
+    for _ in range(3):  # a leaked count would refuse every later request of the client
+        with pytest.raises(RuntimeError):
+            await asyncio.wait_for(limited(_scope(authorization="Token x"), None, Answers()), 5)
+    assert limited.clients == {}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        # A credential is the client, from wherever it comes.
+        (
+            _scope(authorization="Token a"),
+            _scope(address="198.51.100.1", authorization="Token a"),
+            True,
+        ),
+        (_scope(authorization="Token a"), _scope(authorization="Token b"), False),
+        # The session cookie when there is no Authorization header.
+        (
+            _scope(cookie="sessionid=s1; theme=dark"),
+            _scope(address="198.51.100.1", cookie="sessionid=s1"),
+            True,
+        ),
+        (_scope(cookie="sessionid=s1"), _scope(cookie="sessionid=s2"), False),
+        # No credential: the address; an IPv6 client as its /64; IPv4 on a dual-stack socket.
+        (_scope(cookie="theme=dark"), _scope(), True),
+        (_scope(address="2001:db8::1"), _scope(address="2001:db8::ffff:1"), True),
+        (_scope(address="2001:db8::1"), _scope(address="2001:db8:0:1::1"), False),
+        (_scope(address="::ffff:203.0.113.7"), _scope(), True),
+        # X-Forwarded-For is not trusted with no proxy in front.
+        (_scope(x_forwarded_for="192.0.2.1"), _scope(x_forwarded_for="192.0.2.2"), True),
+    ],
+)
+def test_who_counts_as_one_client(first, second, same):  # noqa: ANN001
+    limited = ConcurrencyLimit(SlowApp(), limit=1, per_client=1)
+    assert (limited.client(first) == limited.client(second)) is same
+
+
+def test_behind_a_trusted_proxy_the_address_it_saw_is_the_client():
+    limited = ConcurrencyLimit(SlowApp(), limit=1, per_client=1, num_proxies=1)
+    via_proxy = _scope(address="10.0.0.2", x_forwarded_for="6.6.6.6, 192.0.2.1")
+    assert limited.client(via_proxy) == ("address", "192.0.2.1")  # what the client wrote: ignored
+    assert limited.client(_scope(address="10.0.0.2")) == ("address", "10.0.0.2")
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_the_server_limits_its_http_requests():
     http = application.application_mapping["http"]
     assert isinstance(http, ConcurrencyLimit) and http.limit == settings.HTTP_CONCURRENCY
+    assert http.per_client == settings.HTTP_REQUESTS_PER_CLIENT == 8
+    assert http.session_cookie == settings.SESSION_COOKIE_NAME
     communicator = HttpCommunicator(
         application, "GET", "/api/variants", headers=[(b"host", b"localhost")]
     )

@@ -709,3 +709,38 @@ def test_a_request_target_that_is_not_a_path_is_read_as_the_rfc_says(server, hea
     answer, _ = _raw_request(server, head + "Connection: close\r\n\r\n")
     assert answer.startswith(f"HTTP/1.1 {status}".encode()), answer[:300]
     assert says in answer and b"<html" not in answer.lower()
+
+
+def test_a_flood_of_requests_from_one_user_is_refused_past_its_share_not_queued(server):  # noqa: ANN001
+    """200 requests of one user at once: past its 8 in progress it gets 429s at once, and
+    another user's request is not queued behind the flood (it waited 2.2 s for 1,000 before)."""
+    import socket
+
+    flooder, game_id = _new_player_and_game(server, "requestflooder")
+    other = register(server, "notflooding")
+    head = (
+        f"GET /api/games/{game_id} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Token {flooder}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with ExitStack() as stack:
+        socks = [
+            stack.enter_context(socket.create_connection(("127.0.0.1", server.port), timeout=20))
+            for _ in range(200)
+        ]
+        for sock in socks:  # all sent before any is read: the server has them all at once
+            sock.sendall(head)
+        status, me = server.call("GET", "/api/me", token=other)
+        assert status == 200 and me["username"] == "notflooding"
+        answers = []
+        for sock in socks:
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+            answers.append(answer)
+    statuses = [int(answer.split(b" ", 2)[1]) for answer in answers]
+    assert set(statuses) == {200, 429} and statuses.count(200) >= 8, statuses
+    refusal = answers[statuses.index(429)]
+    head_part, _, body = refusal.partition(b"\r\n\r\n")
+    assert b"\r\nretry-after: 1\r\n" in head_part.lower()
+    assert json.loads(body)["code"] == "rate_limited"
+    assert server.call("GET", f"/api/games/{game_id}", token=flooder)[0] == 200  # served again

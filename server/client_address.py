@@ -1,0 +1,34 @@
+"""Which client a request comes from, as the limits on clients count it.
+
+The address is the connection's own; `X-Forwarded-For` is read only as far as the
+TRUSTED_PROXIES proxies in front wrote it (DRF's NUM_PROXIES, read the way DRF reads it), so a
+client cannot name a new address for each request. An IPv6 client counts as its /64, the block
+one subscriber is given: each of its addresses counted alone, it could take a new one for
+every request.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+
+def forwarded_for(remote: str, forwarded: str | None, num_proxies: int) -> str:
+    """The address the nearest trusted proxy saw: `remote` itself with no proxy in front."""
+    if num_proxies == 0 or not forwarded:
+        return remote
+    hops = forwarded.split(",")
+    return hops[-min(num_proxies, len(hops))].strip()
+
+
+def client_block(ident: str) -> str:
+    """An IPv4 address as it is; an IPv6 one as its /64; anything else (a proxy's odd header)
+    as it is."""
+    try:
+        address = ipaddress.ip_address(ident)
+    except ValueError:
+        return ident
+    if address.version == 4:
+        return ident
+    if address.ipv4_mapped is not None:  # an IPv4 client on a dual-stack socket
+        return str(address.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{address}/64", strict=False))
