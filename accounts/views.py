@@ -53,6 +53,14 @@ class AuthThrottle(SimpleRateThrottle):
         return client_block(super().get_ident(request))
 
 
+class RegisterThrottle(AuthThrottle):
+    """Sign-ups per client address, counted apart from sign-ins: on one shared address (a
+    school, an office) a burst of new accounts used to leave no sign-in for anyone there, and
+    a client that could not sign in could still use up the sign-ups."""
+
+    scope = "register"
+
+
 def throttled_admin_login(request: HttpRequest, **kwargs: object) -> HttpResponse:
     """The admin's sign-in page, under the API's per-address limit on guessing: unlimited,
     it was the way round it, to the accounts most worth guessing (staff)."""
@@ -81,7 +89,7 @@ def _authenticate(request: Request) -> object:
 class RegisterView(ApiView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
-    throttle_classes = [AuthThrottle]
+    throttle_classes = [RegisterThrottle]
 
     @extend_schema(
         request=CredentialsSerializer,

@@ -72,6 +72,7 @@ def bench_env(backend: str, workdir: Path) -> dict[str, str]:
         "SECURE_SSL_REDIRECT": "0",
         "LOG_LEVEL": "WARNING",
         "AUTH_THROTTLE_RATE": "100000/min",
+        "REGISTER_THROTTLE_RATE": "100000/min",
         # A cell signs up its users and starts their games in parallel from one address.
         "HTTP_REQUESTS_PER_CLIENT": "0",
     }

@@ -344,6 +344,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "server.errors.api_exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "auth": os.environ.get("AUTH_THROTTLE_RATE", "30/min"),
+        "register": os.environ.get("REGISTER_THROTTLE_RATE", "30/min"),
         "hint": os.environ.get("HINT_THROTTLE_RATE", "20/min"),
         "positions": os.environ.get("POSITIONS_THROTTLE_RATE", "120/min"),
         "new_game": os.environ.get("NEW_GAME_THROTTLE_RATE", "300/min"),

@@ -300,6 +300,31 @@ def test_the_admins_sign_in_counts_against_the_same_limit(anon, monkeypatch):  #
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
 
 
+def test_sign_ups_and_sign_ins_are_limited_apart(anon, user, monkeypatch):  # noqa: ANN001
+    """A burst of new accounts on one address leaves its sign-ins alone, and the other way
+    round: each has its own count (REGISTER_THROTTLE_RATE, AUTH_THROTTLE_RATE)."""
+    from accounts.views import AuthThrottle, RegisterThrottle
+
+    monkeypatch.setattr(AuthThrottle, "rate", "2/min", raising=False)
+    monkeypatch.setattr(RegisterThrottle, "rate", "2/min", raising=False)
+
+    def sign_up(i: int) -> int:
+        body = {"username": f"newcomer{i}", "password": "correct-horse-9"}
+        return anon.post("/api/auth/register", body, format="json").status_code
+
+    def sign_in(password: str = "correct-horse-9") -> int:
+        body = {"username": user.username, "password": password}
+        return anon.post("/api/auth/token", body, format="json").status_code
+
+    assert [sign_up(i) for i in range(3)] == [201, 201, 429]
+    assert [sign_in("wrong-password-1"), sign_in()] == [401, 200]  # sign-ins still counted afresh
+    assert sign_in() == 429
+    refused = anon.post(
+        "/api/auth/register", {"username": "late", "password": "x" * 12}, format="json"
+    )
+    assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
+
+
 def test_a_forged_forwarded_for_does_not_give_each_guess_a_new_address(anon, user, monkeypatch):  # noqa: ANN001
     from accounts.views import AuthThrottle
 

@@ -46,6 +46,7 @@ def _server_env(sqlite_path: Path) -> dict[str, str]:
         sqlite_path,
         DEBUG="1",
         AUTH_THROTTLE_RATE="10000/min",
+        REGISTER_THROTTLE_RATE="10000/min",
         LOG_LEVEL="WARNING",
         FAST_PASSWORD_HASH="1",
     )
