@@ -38,6 +38,22 @@ class LoginSerializer(serializers.Serializer):
     password = StrictCharField(max_length=128, write_only=True, trim_whitespace=False)
 
 
+class PasswordChangeSerializer(serializers.Serializer):
+    password = StrictCharField(
+        max_length=128,
+        write_only=True,
+        trim_whitespace=False,
+        help_text="The current password: else 400 `invalid`, and nothing changes.",
+    )
+    new_password = StrictCharField(
+        max_length=128,
+        write_only=True,
+        trim_whitespace=False,
+        allow_blank=True,
+        help_text=CredentialsSerializer().fields["password"].help_text,
+    )
+
+
 class RegisteredSerializer(serializers.Serializer):
     username = serializers.CharField()
     token = serializers.CharField()

@@ -9,6 +9,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.models import User
 from server.errors import AppError
+from server.ws_auth import end_user_sockets
 
 
 def register_user(username: str, password: str) -> tuple[User, Token]:
@@ -33,6 +34,30 @@ def register_user(username: str, password: str) -> tuple[User, Token]:
     except IntegrityError as exc:  # lost a race with another registration of the same name
         raise AppError("username_taken", f"The username '{username}' is taken.") from exc
     return user, token
+
+
+def change_password(user: User, current: str, new: str) -> None:
+    """Set a new password and end every sign-in made with the old one: the API token is
+    deleted (its sockets close, accounts.signals), the browser sessions stop counting (Django
+    keys a session to the password's hash) and every socket of the user closes with 4401,
+    whatever it signed in with. One changes a password because someone else may know it:
+    nothing they opened with it may go on. The next `POST /api/auth/token` issues a new key."""
+    if not user.check_password(current):
+        raise AppError(
+            "invalid",
+            "That is not your current password: nothing was changed.",
+            fields={"password": "Wrong password."},
+        )
+    try:
+        password_validation.validate_password(new, user=user)
+    except ValidationError as exc:
+        raise AppError("weak_password", " ".join(exc.messages)) from exc
+    user.set_password(new)  # hashed before the transaction, as at sign-up (register_user)
+    with transaction.atomic():
+        user.save(update_fields=["password"])
+        Token.objects.filter(user=user).delete()
+        user_id = user.pk
+        transaction.on_commit(lambda: end_user_sockets(user_id), robust=True)
 
 
 def token_for(user: User) -> Token:

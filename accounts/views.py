@@ -20,6 +20,7 @@ from accounts.serializers import (
     CredentialsSerializer,
     LoginSerializer,
     MeSerializer,
+    PasswordChangeSerializer,
     RegisteredSerializer,
     SessionSignedInSerializer,
     TokenSerializer,
@@ -214,6 +215,39 @@ class SessionLogoutView(ApiView):
         ended = request.session.session_key
         logout(request._request)
         end_session_sockets(ended)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PasswordView(ApiView):
+    """A new password for whoever is signed in; every sign-in made with the old one ends.
+    Throttled as a sign-in is: a stolen session must not be a way to guess the password."""
+
+    throttle_classes = [AuthThrottle]
+
+    @extend_schema(
+        request=PasswordChangeSerializer,
+        responses={
+            204: None,
+            **errors(*SIGNED_IN, *CREDENTIALS, "weak_password", *BODY),
+        },
+        examples=[
+            OpenApiExample(
+                "Change password",
+                value={"password": "s3cret-pass", "new_password": "an0ther-pass"},
+                request_only=True,
+            ),
+        ],
+        summary="Change your password (signs you out everywhere)",
+        description="Needs the current password (else 400 `invalid`, with "
+        "`fields.password`). On 204 the API token is revoked, every browser session of the "
+        "user is signed out, this one included, and every WebSocket of theirs closes with "
+        "4401: sign in again with the new password (`POST /api/auth/token` gives a new key).",
+    )
+    def post(self, request: Request) -> Response:
+        data = validated(PasswordChangeSerializer, request)
+        services.change_password(request.user, data["password"], data["new_password"])
+        if SESSION_KEY in request.session:
+            logout(request._request)  # its sockets closed with the user's
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -49,6 +49,7 @@ api_patterns = [
     path("auth/token", account_views.TokenView.as_view(), name="token"),
     path("auth/login", account_views.SessionLoginView.as_view(), name="session-login"),
     path("auth/logout", account_views.SessionLogoutView.as_view(), name="session-logout"),
+    path("auth/password", account_views.PasswordView.as_view(), name="password"),
     path("me", account_views.MeView.as_view(), name="me"),
     path("health", HealthView.as_view(), name="health"),
     path("schema", SchemaView.as_view(), name="schema"),

@@ -407,3 +407,101 @@ def test_a_stale_token_beside_the_password_does_not_refuse_the_sign_in(anon, use
     res = anon.post(path, {"username": user.username, "password": "correct-horse-9"}, format="json")
     assert res.status_code == 200, res.json()
     assert res.json()["token" if path == "/api/auth/token" else "username"]
+
+
+# ---- changing the password -------------------------------------------------------------------
+
+NEW_PASSWORD = "battery-staple-7"
+
+
+def _change(client, current: str = "correct-horse-9", new: str = NEW_PASSWORD):  # noqa: ANN001, ANN202
+    return client.post(
+        "/api/auth/password", {"password": current, "new_password": new}, format="json"
+    )
+
+
+def _sign_in(password: str, username: str = "alice"):  # noqa: ANN201
+    from rest_framework.test import APIClient
+
+    body = {"username": username, "password": password}
+    return APIClient().post("/api/auth/token", body, format="json")
+
+
+@pytest.mark.django_db
+def test_a_new_password_ends_the_old_token_and_signs_in_with_a_new_one(api, user):  # noqa: ANN001
+    old_key = user.auth_token.key
+    res = _change(api)
+    assert res.status_code == 204, res.content
+    assert api.get("/api/me").status_code == 401  # the old key is gone
+    assert _sign_in("correct-horse-9").status_code == 401
+    signed_in = _sign_in(NEW_PASSWORD)
+    assert signed_in.status_code == 200 and signed_in.json()["token"] != old_key
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("current", "new", "status", "code"),
+    [
+        ("not-my-password", NEW_PASSWORD, 400, "invalid"),
+        ("correct-horse-9", "short", 400, "weak_password"),
+        ("correct-horse-9", "12345678901", 400, "weak_password"),
+        ("correct-horse-9", "", 400, "weak_password"),
+    ],
+)
+def test_a_refused_password_change_changes_nothing(api, user, current, new, status, code):  # noqa: ANN001
+    res = _change(api, current, new)
+    assert res.status_code == status and res.json()["code"] == code, res.content
+    if code == "invalid":
+        assert res.json()["fields"] == {"password": "Wrong password."}
+    assert api.get("/api/me").status_code == 200  # still signed in, with the same key
+    assert _sign_in("correct-horse-9").status_code == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"password": "correct-horse-9"},
+        {"new_password": NEW_PASSWORD},
+        {"password": 1, "new_password": NEW_PASSWORD},
+    ],
+)
+def test_a_password_change_needs_both_passwords_as_strings(api, body):  # noqa: ANN001
+    res = api.post("/api/auth/password", body, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "invalid"
+    assert _sign_in("correct-horse-9").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_password_change_needs_a_sign_in(anon, user):  # noqa: ANN001
+    res = _change(anon)
+    assert res.status_code == 401 and res.json()["code"] == "not_authenticated"
+    assert _sign_in("correct-horse-9").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_new_password_signs_out_every_browser_session_this_one_too(user):  # noqa: ANN001
+    from django.test import Client
+
+    browsers = [Client(), Client()]
+    for browser in browsers:
+        browser.force_login(user)
+        assert browser.get("/api/me").status_code == 200
+    res = browsers[0].post(
+        "/api/auth/password",
+        {"password": "correct-horse-9", "new_password": NEW_PASSWORD},
+        content_type="application/json",
+    )
+    assert res.status_code == 204, res.content
+    for browser in browsers:
+        assert browser.get("/api/me").status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_guessing_the_current_password_is_limited_as_signing_in_is(api, user, monkeypatch):  # noqa: ANN001
+    from accounts.views import AuthThrottle
+
+    monkeypatch.setattr(AuthThrottle, "rate", "3/min", raising=False)
+    statuses = [_change(api, f"guess-{i}").status_code for i in range(4)]
+    assert statuses == [400, 400, 400, 429]
+    assert _sign_in("correct-horse-9").status_code == 429  # one count for both

@@ -816,6 +816,45 @@ def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server
     expect(page.get_by_test_id("whoami")).to_have_count(0)
 
 
+def test_a_new_password_signs_out_every_tab_and_the_old_one_no_longer_signs_in(
+    open_page, server: Server
+) -> None:
+    """The account page (the name in the header) changes the password: a wrong current one
+    is refused where it was typed; then every tab is signed out (the game's socket closes with
+    4401), and only the new password signs in."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 4}, token)
+    page = open_page()
+    log_in_to_game(page, name, game["id"])
+    account = page.context.new_page()
+    account.goto("/")
+    account.get_by_test_id("whoami").click()
+    expect(account.get_by_test_id("account-form")).to_be_visible()
+    account.get_by_test_id("account-password").fill("not-my-password")
+    account.get_by_test_id("account-new-password").fill("a-brand-new-pass-5")
+    account.get_by_test_id("account-submit").click()
+    expect(account.get_by_test_id("account-error")).to_contain_text("not your current password")
+    expect(page.get_by_test_id("whoami")).to_have_text(name)  # nothing changed
+    shot(account, "account-page")
+
+    account.get_by_test_id("account-password").fill(PASSWORD)
+    account.get_by_test_id("account-submit").click()
+    expect(account.get_by_test_id("auth-form")).to_be_visible()
+    expect(account.locator("#toast")).to_contain_text("Password changed")
+    expect(account.get_by_test_id("auth-username")).to_have_value(name)
+    expect(page.get_by_test_id("auth-form")).to_be_visible()  # the other tab: its socket's 4401
+    expect(page.get_by_test_id("whoami")).to_have_count(0)
+
+    page.get_by_test_id("auth-username").fill(name)
+    page.get_by_test_id("auth-password").fill(PASSWORD)
+    page.get_by_test_id("auth-submit").click()
+    expect(page.get_by_test_id("auth-error")).to_contain_text("Wrong username or password")
+    page.get_by_test_id("auth-password").fill("a-brand-new-pass-5")
+    page.get_by_test_id("auth-submit").click()
+    wait_live(page, game["id"])  # back to the game it was on
+    shot(account, "account-after-password-change")
+
+
 def test_signing_out_here_leaves_the_next_player_at_the_lobby(open_page, server: Server) -> None:
     """Signing out from a game's page: the server closes its socket (4401) as it signs out,
     which once read as a session lost elsewhere, so the next to sign in (someone else) was

@@ -448,3 +448,25 @@ async def test_signing_in_again_keeps_the_sockets_and_a_later_sign_out_still_clo
     assert await sock.receive_from(WAIT) == "still here"
     assert (await sync_to_async(client.post)("/api/auth/logout")).status_code == 204
     assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+
+
+async def test_a_new_password_closes_every_socket_of_the_user(user, make_user):  # noqa: ANN001
+    """Whatever a socket signed in with (the token, a browser session), a password change
+    closes it with 4401: whoever knew the old password must not go on playing. Another
+    user's socket stays."""
+    from asgiref.sync import sync_to_async
+
+    from accounts.services import change_password
+    from tests.ws.helpers import connect
+
+    token_socket = await connect("/ws/echo", user)
+    _, socket_to = await signed_in_browser(user)
+    browser_socket = socket_to("/ws/echo")
+    assert (await browser_socket.connect())[0]
+    other = await connect("/ws/echo", await sync_to_async(make_user)())
+
+    await sync_to_async(change_password)(user, "correct-horse-9", "battery-staple-7")
+    for sock in (token_socket, browser_socket):
+        assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    await other.send_to(text_data="still here")
+    assert await other.receive_from(WAIT) == "still here"

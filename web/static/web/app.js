@@ -9,6 +9,7 @@
 //   #/replay/{id}      a game's replay, from the deal to where it stands
 //   #/players/{name}   a player's profile: games, daily results, recent ranked attempts
 //   #/leaderboards/{variant}?page=N   the all-time board of one game
+//   #/account          your account: change the password
 //
 // Everything goes through the public API (api.js, socket.js); nothing here is private to
 // this server, so the client doubles as the reference for anyone writing another one.
@@ -73,7 +74,8 @@ function renderUser() {
     renderUser();
     location.hash = "#/signin";
   });
-  userBox.replaceChildren(h("span", { class: "whoami", "data-testid": "whoami", title: `Signed in as ${app.me.username}` }, app.me.username), out);
+  // The name opens the account page (the password is changed there).
+  userBox.replaceChildren(h("a", { href: "#/account", class: "whoami", "data-testid": "whoami", title: `Signed in as ${app.me.username}` }, app.me.username), out);
 }
 
 function errorBox(err) {
@@ -120,6 +122,7 @@ async function route() {
     if (name === "replay" && /^[1-9][0-9]*$/.test(arg || "")) return await replayView(Number(arg), token);
     if (name === "players" && arg) return await playerView(decodeURIComponent(arg), token);
     if (name === "leaderboards") return await allTimeView(arg, token);
+    if (name === "account") return accountView();
     setView(null, h("section", { class: "panel" }, h("h2", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
@@ -148,6 +151,48 @@ function announceView() {
 }
 
 // ---- sign in / sign up --------------------------------------------------------------------
+
+// Changing the password signs out everywhere (the server ends the token, every session and
+// every socket of the user): the page then goes to the sign-in form, to sign in with the new
+// one. The new password is held to the server's rules up front, as at sign-up.
+function accountView() {
+  const current = h("input", { name: "password", type: "password", autocomplete: "current-password", required: true, "data-testid": "account-password" });
+  const fresh = h("input", { name: "new_password", type: "password", autocomplete: "new-password", required: true, minlength: 8, "aria-describedby": "new-password-hint", "data-testid": "account-new-password" });
+  const hint = h("p", { class: "muted field-hint", id: "new-password-hint" },
+    "At least 8 characters, not all digits, not a common password, not like your username.");
+  const submit = h("button", { type: "submit", class: "primary", "data-testid": "account-submit" }, "Change password");
+  const err = h("div", { "data-testid": "account-error" });
+  const form = h("form", { class: "panel auth account", "data-testid": "account-form" },
+    h("h2", {}, "Your account"),
+    h("p", {}, "Signed in as ", profileLink(app.me.username), "."),
+    h("h3", {}, "Change password"),
+    h("p", { class: "muted" }, "This signs you out everywhere: your other tabs and devices, and any app using your API token. Then sign in with the new password."),
+    h("label", {}, "Current password", current),
+    h("label", {}, "New password", fresh),
+    hint, err, submit);
+  form.addEventListener("input", () => err.replaceChildren());
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    err.replaceChildren();
+    submit.disabled = true;
+    submit.textContent = "Changing password…";
+    try {
+      await post("/api/auth/password", { password: current.value, new_password: fresh.value });
+    } catch (ex) {
+      err.replaceChildren(errorBox(ex));
+      submit.disabled = false;
+      submit.textContent = "Change password";
+      return;
+    }
+    app.signedOutAs = app.me.username; // the sign-in form starts with the name
+    app.me = null;
+    app.after = "#/";
+    renderUser();
+    toast("Password changed: sign in with your new password.");
+    location.hash = "#/signin";
+  });
+  setView(null, form);
+}
 
 async function signinView() {
   let mode = "signin";
@@ -197,6 +242,8 @@ async function signinView() {
     form.dataset.mode = m;
   };
   setMode("signin");
+  if (app.signedOutAs) user.value = app.signedOutAs;
+  app.signedOutAs = null;
   toggle.addEventListener("click", () => {
     err.replaceChildren();
     setMode(mode === "signin" ? "signup" : "signin");
