@@ -786,15 +786,22 @@ def test_a_phone_held_sideways_shows_a_deal_on_one_screen(
         shot(page, f"13-{variant}-sideways-{viewport['width']}", full_page=False)
 
 
-def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server) -> None:
-    """The server closes the session's sockets (4401) and any REST call hears 401: either way
-    the page goes to the sign-in form, and back to where it was after signing in."""
+def _a_game_and_another_tab(open_page, server: Server, deal: int) -> tuple[str, dict, Page, Page]:  # noqa: ANN001
+    """A new player's practice game live in one tab, and the lobby in a second tab of the same
+    browser (the same session): the player's name, the game, and the two pages."""
     name, token = server.register()
-    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 2}, token)
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": deal}, token)
     page = open_page()
     log_in_to_game(page, name, game["id"])
     other = page.context.new_page()
     other.goto("/")
+    return name, game, page, other
+
+
+def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server) -> None:
+    """The server closes the session's sockets (4401) and any REST call hears 401: either way
+    the page goes to the sign-in form, and back to where it was after signing in."""
+    name, game, page, other = _a_game_and_another_tab(open_page, server, deal=2)
     other.get_by_test_id("signout").click()
     expect(other.get_by_test_id("auth-form")).to_be_visible()
 
@@ -822,12 +829,7 @@ def test_a_new_password_signs_out_every_tab_and_the_old_one_no_longer_signs_in(
     """The account page (the name in the header) changes the password: a wrong current one
     is refused where it was typed; then every tab is signed out (the game's socket closes with
     4401), and only the new password signs in."""
-    name, token = server.register()
-    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 4}, token)
-    page = open_page()
-    log_in_to_game(page, name, game["id"])
-    account = page.context.new_page()
-    account.goto("/")
+    name, game, page, account = _a_game_and_another_tab(open_page, server, deal=4)
     account.get_by_test_id("whoami").click()
     expect(account.get_by_test_id("account-form")).to_be_visible()
     account.get_by_test_id("account-password").fill("not-my-password")
