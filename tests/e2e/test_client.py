@@ -1313,6 +1313,10 @@ def test_profiles_and_all_time_boards(open_page, server: Server) -> None:
     overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the profile is {overflow}px wider than a 340px screen"
     shot(phone, "22-profile-phone")
+    # Its header has no room for the name, which leads to the account page: the profile does.
+    expect(phone.get_by_test_id("whoami")).to_be_hidden()
+    phone.get_by_test_id("account-link").click()
+    expect(phone.get_by_test_id("account-form")).to_be_visible()
 
 
 def test_a_refusal_names_cards_and_piles_as_the_table_does(open_page, server: Server) -> None:

@@ -55,7 +55,9 @@ export async function renderProfile(root, username, { variants, me }) {
   root.replaceChildren(h("section", { class: "panel profile", "data-testid": "profile", "data-username": p.username },
     h("div", { class: "section-head" },
       h("h2", {}, p.username, isMe ? h("span", { class: "tag" }, "you") : null),
-      h("span", { class: "muted small" }, `joined ${joined}`)),
+      h("span", { class: "muted small" }, `joined ${joined}`,
+        // Your account page, where a phone's header has no room for the name that leads there.
+        isMe ? [" · ", h("a", { href: "#/account", "data-testid": "account-link" }, "Account")] : null)),
     h("p", { "data-testid": "profile-summary" }, summary.join(" · ")),
     h("div", { class: "columns" },
       h("div", {}, h("h3", {}, "Games"), table("profile-games", ["Game", "Played", "Won"], games, "No games yet.")),
