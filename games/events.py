@@ -28,8 +28,8 @@ def result_frame(outcome: Outcome) -> dict[str, Any]:
             "status": game.status,
             "moves": game.version,
             "seconds": game.seconds,
+            "rank": _rank(game),  # PROTOCOL.md's order; the field it does not name comes after
             "foundation_cards": game.foundation_cards,
-            "rank": _rank(game),
         },
     }
 

@@ -15,6 +15,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from server.errors import CODE_STATUS
+from server.http_limit import EXEMPT_PREFIXES
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -72,6 +73,10 @@ def errors(*codes: str) -> dict[int, OpenApiResponse]:
 
 _UNSAFE = {"post", "put", "patch", "delete"}
 _CSRF = "a write signed in by session cookie that carries no CSRF token"
+_AT_ONCE = (
+    "more of your requests in progress at once than HTTP_REQUESTS_PER_CLIENT, 8 by default; "
+    "`Retry-After: 1`. A client that waits for each answer never gets it"
+)
 
 
 _ERROR_BODY = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
@@ -82,10 +87,15 @@ def document_common_refusals(result: dict, **_: object) -> dict:
     view raises itself, added here once instead of in each view's list: 406
     `not_acceptable` from every operation (an Accept header that admits no JSON: DRF's
     content negotiation), and 403 `forbidden` from every write that takes a session cookie
-    (Django's CSRF check, which DRF's session authentication runs)."""
-    for operations in result.get("paths", {}).values():
+    (Django's CSRF check, which DRF's session authentication runs); and 429 `rate_limited`
+    from every operation the per-client limit counts (server.http_limit: a client's requests
+    past HTTP_REQUESTS_PER_CLIENT in progress at once)."""
+    for path, operations in result.get("paths", {}).items():
+        counted = not path.startswith(EXEMPT_PREFIXES)
         for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
+            if counted:
+                _add_refusal(responses, "429", "`rate_limited`", _AT_ONCE)
             responses.setdefault(
                 "406",
                 {
@@ -98,12 +108,14 @@ def document_common_refusals(result: dict, **_: object) -> dict:
                 continue
             if not any("cookieAuth" in scheme for scheme in operation.get("security", ())):
                 continue
-            refusal = responses.get("403")
-            if refusal is None:
-                responses["403"] = {
-                    "description": f"`code`: `forbidden` ({_CSRF})",
-                    "content": _ERROR_BODY,
-                }
-            else:
-                refusal["description"] += f" (`forbidden` also: {_CSRF})"
+            _add_refusal(responses, "403", "`forbidden`", _CSRF)
     return result
+
+
+def _add_refusal(responses: dict, status: str, code: str, why: str) -> None:
+    """A status the operation lists already (for its own reasons) gets this one's reason too."""
+    refusal = responses.get(status)
+    if refusal is None:
+        responses[status] = {"description": f"`code`: {code} ({why})", "content": _ERROR_BODY}
+    else:
+        refusal["description"] += f" ({code} also: {why})"

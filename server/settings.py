@@ -382,6 +382,9 @@ SPECTACULAR_SETTINGS = {
 # --- Production hardening (DEBUG=0) ----------------------------------------
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # An orchestrator's probe reaches a worker over plain HTTP, past the proxy that holds TLS:
+    # redirected, it read 301 for a server that is up (or down). It names no secret.
+    SECURE_REDIRECT_EXEMPT = [r"^api/health$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))

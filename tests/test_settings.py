@@ -164,3 +164,22 @@ def test_a_password_hashed_slowly_still_signs_in_with_the_fast_hash():
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "True"
+
+
+def test_in_production_every_plain_http_request_is_redirected_but_the_health_check(tmp_path):  # noqa: ANN001
+    code = (
+        "import django; django.setup(); from django.test import Client; c = Client(); "
+        "print(c.get('/api/health').status_code, c.get('/api/me').status_code, "
+        "c.get('/api/health', secure=True).status_code)"
+    )
+    run = run_python(
+        code,
+        DJANGO_SETTINGS_MODULE="server.settings",
+        DEBUG="0",
+        SECRET_KEY="x" * 50,
+        ALLOWED_HOSTS="testserver",
+        SQLITE_PATH=str(tmp_path / "db.sqlite3"),
+    )
+    assert run.returncode == 0, run.stderr
+    health, me, secure_health = run.stdout.split()
+    assert me == "301" and health != "301" and health == secure_health
