@@ -18,8 +18,9 @@ database work has threads of its own (GAME_DB_THREADS).
 A queue in order of arrival is fair only while no one client fills it: one user who sent 1,000
 requests at once held every slot, and another user's request waited behind them all (2.2 s
 against 5 ms; `make run`, SQLite). So one client may have at most `per_client` requests
-(HTTP_REQUESTS_PER_CLIENT, default 8) in progress or waiting; one more is answered 429
-`rate_limited` at once, with `Retry-After: 1`, costing no slot. A client that waits for each
+(HTTP_REQUESTS_PER_CLIENT, default 16: as many as run at once) in progress or waiting; one
+more is answered 429 `rate_limited` at once, with `Retry-After: 1`, costing no slot (the other
+user's request then took 111 ms). A client that waits for each
 answer is never refused, nor is a browser (it opens at most 6 connections to a server). A
 client is its credential (the `Authorization` header, else the session cookie), else its
 address (server.client_address): so users behind one address do not share a limit, and one

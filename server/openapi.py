@@ -74,7 +74,7 @@ def errors(*codes: str) -> dict[int, OpenApiResponse]:
 _UNSAFE = {"post", "put", "patch", "delete"}
 _CSRF = "a write signed in by session cookie that carries no CSRF token"
 _AT_ONCE = (
-    "more of your requests in progress at once than HTTP_REQUESTS_PER_CLIENT, 8 by default; "
+    "more of your requests in progress at once than HTTP_REQUESTS_PER_CLIENT, 16 by default; "
     "`Retry-After: 1`. A client that waits for each answer never gets it"
 )
 

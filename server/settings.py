@@ -303,7 +303,7 @@ WS_MAX_WAITING_BYTES = int(os.environ.get("WS_MAX_WAITING_BYTES", str(4 * 1024 *
 HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)
 # Requests one client (its credential, else its address) may have in progress or waiting at
 # once, per process; one more is refused with 429 at once (server.http_limit). 0: no limit.
-HTTP_REQUESTS_PER_CLIENT = env_whole("HTTP_REQUESTS_PER_CLIENT", 8)
+HTTP_REQUESTS_PER_CLIENT = env_whole("HTTP_REQUESTS_PER_CLIENT", 16)
 # Connections open at once from one client address, per process (0: no limit): past it a new
 # one is closed as it opens (server.daphne_server.PeerLimit). And the seconds a request, its head
 # and its body, may take to arrive in full, however steadily it trickles in; past it, 408.

@@ -205,7 +205,7 @@ def test_behind_a_trusted_proxy_the_address_it_saw_is_the_client():
 async def test_the_server_limits_its_http_requests():
     http = application.application_mapping["http"]
     assert isinstance(http, ConcurrencyLimit) and http.limit == settings.HTTP_CONCURRENCY
-    assert http.per_client == settings.HTTP_REQUESTS_PER_CLIENT == 8
+    assert http.per_client == settings.HTTP_REQUESTS_PER_CLIENT == 16
     assert http.session_cookie == settings.SESSION_COOKIE_NAME
     communicator = HttpCommunicator(
         application, "GET", "/api/variants", headers=[(b"host", b"localhost")]
