@@ -52,16 +52,34 @@ def change_password(user: User, current: str, new: str) -> None:
         password_validation.validate_password(new, user=user)
     except ValidationError as exc:
         raise AppError("weak_password", " ".join(exc.messages)) from exc
+    checked = user.password  # the hash the current password was checked against
     user.set_password(new)  # hashed before the transaction, as at sign-up (register_user)
     with transaction.atomic():
-        user.save(update_fields=["password"])
+        # Compare-and-set on the hash: two changes sent together were both answered 204 and
+        # the later one won, the other's new password not working (a helper's audit).
+        if not User.objects.filter(pk=user.pk, password=checked).update(password=user.password):
+            raise AppError(
+                "invalid",
+                "Your password was changed meanwhile by another request: nothing was changed.",
+                fields={"password": "Wrong password."},
+            )
         Token.objects.filter(user=user).delete()
         user_id = user.pk
         transaction.on_commit(lambda: end_user_sockets(user_id), robust=True)
 
 
 def token_for(user: User) -> Token:
-    token, _ = Token.objects.get_or_create(user=user)
+    """The user's key, made if there is none: only while their password is still the one the
+    sign-in checked. A sign-in with the old password that ran beside a change (hashing takes a
+    quarter of a second) made a new key after the change had deleted the old one, and kept it
+    (a helper's audit). The user's row is locked, so a change commits wholly before or after."""
+    with transaction.atomic():
+        current = (
+            User.objects.select_for_update().filter(pk=user.pk).values_list("password", flat=True)
+        )
+        if list(current) != [user.password]:
+            raise AppError("authentication_failed", "Wrong username or password.")
+        token, _ = Token.objects.get_or_create(user=user)
     return token
 
 

@@ -505,3 +505,36 @@ def test_guessing_the_current_password_is_limited_as_signing_in_is(api, user, mo
     statuses = [_change(api, f"guess-{i}").status_code for i in range(4)]
     assert statuses == [400, 400, 400, 429]
     assert _sign_in("correct-horse-9").status_code == 429  # one count for both
+
+
+@pytest.mark.django_db
+def test_a_sign_in_checked_against_the_old_password_gets_no_key_once_it_changed(user):  # noqa: ANN001
+    """A sign-in that checked the old password while a change committed (the hash takes a
+    quarter of a second) made a new key after the change, and kept it."""
+    from rest_framework.authtoken.models import Token
+
+    from accounts.models import User
+    from accounts.services import change_password, token_for
+    from server.errors import AppError
+
+    checked = User.objects.get(pk=user.pk)  # as `authenticate` returned it, the old hash
+    change_password(User.objects.get(pk=user.pk), "correct-horse-9", NEW_PASSWORD)
+    with pytest.raises(AppError) as refused:
+        token_for(checked)
+    assert refused.value.code == "authentication_failed"
+    assert not Token.objects.filter(user=user).exists()
+
+
+@pytest.mark.django_db
+def test_of_two_changes_made_with_one_password_only_the_first_counts(user):  # noqa: ANN001
+    """Both checked the same current password: the second finds it changed, and says so."""
+    from accounts.models import User
+    from accounts.services import change_password
+    from server.errors import AppError
+
+    first, second = User.objects.get(pk=user.pk), User.objects.get(pk=user.pk)
+    change_password(first, "correct-horse-9", NEW_PASSWORD)
+    with pytest.raises(AppError) as refused:
+        change_password(second, "correct-horse-9", "another-new-pass-8")
+    assert refused.value.code == "invalid" and "meanwhile" in refused.value.detail
+    assert _sign_in(NEW_PASSWORD).status_code == 200
