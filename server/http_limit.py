@@ -20,12 +20,19 @@ requests at once held every slot, and another user's request waited behind them 
 against 5 ms; `make run`, SQLite). So one client may have at most `per_client` requests
 (HTTP_REQUESTS_PER_CLIENT, default 16: as many as run at once) in progress or waiting; one
 more is answered 429 `rate_limited` at once, with `Retry-After: 1`, costing no slot (the other
-user's request then took 111 ms). A client that waits for each
-answer is never refused, nor is a browser (it opens at most 6 connections to a server). A
-client is its credential (the `Authorization` header, else the session cookie), else its
-address (server.client_address): so users behind one address do not share a limit, and one
-user does not get a new one for each of its addresses. A made-up credential makes a new
-client, but a request with one is refused at sign-in, as any other anonymous request is.
+user's request then took 111 ms). A request stops counting once its answer is sent, not when
+Django has finished with it (closing its database connection on a thread): a client that
+waits for each answer on 6 connections was refused hundreds of times in 5 s. So a client that
+waits for each answer is never refused, nor is a browser (it opens at most 6 connections to a
+server). Every path counts, the health check's and static files' too (a prober and a browser
+wait for their answers); those two only never wait for a slot.
+
+A client is its token (the `Authorization` header read as DRF reads it, the scheme in any
+case: `token KEY` and `Token  KEY` are one client), else its session cookie, else its address
+(server.client_address): so users behind one address do not share a limit, and one user does
+not get a new one for each of its addresses. Left open: a made-up credential makes a new
+client, and a public endpoint answers it; an address is not limited as a whole, since every
+client behind an unconfigured proxy, or a test harness on one machine, shares one.
 """
 
 from __future__ import annotations
@@ -41,7 +48,9 @@ from django.http.cookie import parse_cookie
 
 from server.client_address import client_block, forwarded_for
 
-EXEMPT_PREFIXES = ("/api/health", "/static/")
+# Never wait for a slot: the health check (exactly) and the static files.
+EXEMPT_PATHS = ("/api/health",)
+EXEMPT_PREFIXES = ("/static/",)
 RETRY_SECONDS = 1
 
 log = logging.getLogger(__name__)
@@ -55,7 +64,6 @@ class ConcurrencyLimit:
         self,
         app: Any,
         limit: int,
-        exempt: tuple[str, ...] = EXEMPT_PREFIXES,
         *,
         per_client: int = 0,
         session_cookie: str = "sessionid",
@@ -63,11 +71,10 @@ class ConcurrencyLimit:
     ) -> None:
         self.app = app
         self.limit = limit
-        self.exempt = exempt
         self.per_client = per_client
         self.session_cookie = session_cookie
         self.num_proxies = num_proxies
-        self.clients: dict[tuple[str, str], int] = {}  # requests in progress or waiting
+        self.clients: dict[tuple[str, ...], int] = {}  # requests in progress or waiting
         self.refused_at: dict[str, float] = {}  # when a refusal was last logged, per address
         # One semaphore per event loop: a process serves on one, tests start one per test.
         self._slots: WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -82,34 +89,54 @@ class ConcurrencyLimit:
         return slots
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"].startswith(self.exempt):
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
         if not self.per_client:
-            async with self.slots():
-                return await self.app(scope, receive, send)
+            return await self.run(scope, receive, send)
         client = self.client(scope)
         held = self.clients.get(client, 0)
         if held >= self.per_client:
             self.log_refusal(scope)
             return await refuse(send, self.per_client)
         self.clients[client] = held + 1
-        try:
-            async with self.slots():
-                return await self.app(scope, receive, send)
-        finally:
-            left = self.clients[client] - 1
-            if left:
-                self.clients[client] = left
-            else:
-                del self.clients[client]
+        counted = True
 
-    def client(self, scope: dict) -> tuple[str, str]:
+        def release() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                left = self.clients[client] - 1
+                if left:
+                    self.clients[client] = left
+                else:
+                    del self.clients[client]
+
+        async def send_and_release(message: dict) -> None:
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                release()  # answered: the client may send its next request
+
+        try:
+            return await self.run(scope, receive, send_and_release)
+        finally:
+            release()
+
+    async def run(self, scope: dict, receive: Any, send: Any) -> None:
+        path = scope["path"]
+        if path in EXEMPT_PATHS or path.startswith(EXEMPT_PREFIXES):
+            return await self.app(scope, receive, send)
+        async with self.slots():
+            return await self.app(scope, receive, send)
+
+    def client(self, scope: dict) -> tuple[str, ...]:
         """Who the request counts against: its credential as sent, else its address."""
         cookies = None
         for name, value in scope.get("headers") or ():
             if name == b"authorization":
-                return ("credential", value.decode("latin-1"))
-            if name == b"cookie":
+                parts = value.decode("latin-1").split()
+                if len(parts) == 2:  # else DRF refuses it: no credential, the address counts
+                    return ("credential", parts[0].lower(), parts[1])
+            elif name == b"cookie":
                 cookies = value.decode("latin-1")
         if cookies:
             session = parse_cookie(cookies).get(self.session_cookie)

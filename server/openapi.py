@@ -15,7 +15,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from server.errors import CODE_STATUS
-from server.http_limit import EXEMPT_PREFIXES
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -88,14 +87,12 @@ def document_common_refusals(result: dict, **_: object) -> dict:
     `not_acceptable` from every operation (an Accept header that admits no JSON: DRF's
     content negotiation), and 403 `forbidden` from every write that takes a session cookie
     (Django's CSRF check, which DRF's session authentication runs); and 429 `rate_limited`
-    from every operation the per-client limit counts (server.http_limit: a client's requests
+    from every operation (server.http_limit: a client's requests
     past HTTP_REQUESTS_PER_CLIENT in progress at once)."""
-    for path, operations in result.get("paths", {}).items():
-        counted = not path.startswith(EXEMPT_PREFIXES)
+    for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
-            if counted:
-                _add_refusal(responses, "429", "`rate_limited`", _AT_ONCE)
+            _add_refusal(responses, "429", "`rate_limited`", _AT_ONCE)
             responses.setdefault(
                 "406",
                 {

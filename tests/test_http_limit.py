@@ -152,6 +152,46 @@ async def test_a_client_that_waits_for_each_answer_is_never_refused():
         assert answers.status == 200
 
 
+async def test_a_request_stops_counting_once_its_answer_is_sent():
+    """Django goes on after the answer (it closes the request's database connection on a
+    thread): a client that waited for its answer and sent the next was refused meanwhile."""
+    finish = asyncio.Event()
+
+    async def answers_then_cleans_up(scope, receive, send) -> None:  # noqa: ANN001
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}", "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        await finish.wait()  # still running, answer sent
+
+    limited = ConcurrencyLimit(answers_then_cleans_up, limit=4, per_client=1)
+    first = _send(limited, _scope(authorization="Token steady"))
+    await _settle()
+    second = _send(limited, _scope(authorization="Token steady"))
+    await _settle()
+    assert second[1].status == 200  # not 429: the first one's answer was in
+    finish.set()
+    await asyncio.wait_for(asyncio.gather(first[0], second[0]), 5)
+    assert limited.clients == {}
+
+
+async def test_the_health_check_and_static_files_count_against_their_client():
+    """They never wait for a slot, but a flood of them is a flood: refused past the share
+    (the health check's path exactly: `/api/healthz` is any other path)."""
+    inner = SlowApp()
+    limited = ConcurrencyLimit(inner, limit=1, per_client=2)
+    tasks = [
+        _send(limited, _scope(path)) for path in ("/api/health", "/static/a.js", "/api/health")
+    ]
+    await _settle()
+    assert inner.started == ["/api/health", "/static/a.js"] and tasks[2][1].status == 429
+    other = _send(limited, _scope("/api/healthz", address="198.51.100.9"))
+    another = _send(limited, _scope("/api/healthz", address="198.51.100.10"))
+    await _settle()
+    assert inner.started[2:] == ["/api/healthz"]  # the one slot: the next waits for it
+    inner.release.set()
+    await asyncio.wait_for(asyncio.gather(*(t for t, _ in (*tasks, other, another))), 5)
+
+
 async def test_a_refused_or_failed_request_gives_its_count_back():
     async def broken(scope, receive, send) -> None:  # noqa: ANN001
         raise RuntimeError("boom")
@@ -185,6 +225,12 @@ async def test_a_refused_or_failed_request_gives_its_count_back():
         (_scope(address="2001:db8::1"), _scope(address="2001:db8::ffff:1"), True),
         (_scope(address="2001:db8::1"), _scope(address="2001:db8:0:1::1"), False),
         (_scope(address="::ffff:203.0.113.7"), _scope(), True),
+        # A token as DRF reads it: its scheme in any case, any spaces between.
+        (_scope(authorization="Token a"), _scope(authorization="token   a"), True),
+        (_scope(authorization="Token a"), _scope(authorization="TOKEN\ta"), True),
+        # A header DRF refuses (one part, three parts) is no credential: the address counts.
+        (_scope(authorization="Token"), _scope(), True),
+        (_scope(authorization="Token a b"), _scope(authorization="Token c d"), True),
         # X-Forwarded-For is not trusted with no proxy in front.
         (_scope(x_forwarded_for="192.0.2.1"), _scope(x_forwarded_for="192.0.2.2"), True),
     ],

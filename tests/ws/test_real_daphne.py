@@ -598,6 +598,7 @@ def strict_server(shared_env, tmp_path_factory):  # noqa: ANN001, ANN201
         "HTTP_MAX_CONNECTIONS_PER_ADDRESS": "4",
         "HTTP_REQUEST_SECONDS": "1",
         "WS_MAX_SOCKETS_PER_USER": "3",
+        "HTTP_REQUESTS_PER_CLIENT": "4",
     }
     proc = Daphne(env, tmp_path_factory.mktemp("logs") / "daphne-strict.log")
     yield proc
@@ -744,3 +745,31 @@ def test_a_flood_of_requests_from_one_user_is_refused_past_its_share_not_queued(
     assert b"\r\nretry-after: 1\r\n" in head_part.lower()
     assert json.loads(body)["code"] == "rate_limited"
     assert server.call("GET", f"/api/games/{game_id}", token=flooder)[0] == 200  # served again
+
+
+def test_a_client_that_waits_for_each_answer_is_never_refused_on_as_many_connections(
+    strict_server,
+):  # noqa: ANN001
+    """As many keep-alive connections as its share, each sending its next request once its
+    answer is in: a request counted until Django had finished with it (after the answer) got
+    hundreds of 429s in 5 s (a helper's audit)."""
+    import http.client
+
+    token = register(strict_server, "steadyclient")
+    statuses: list[int] = []
+
+    def client() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", strict_server.port, timeout=20)
+        for _ in range(60):
+            conn.request("GET", "/api/me", headers={"Authorization": f"Token {token}"})
+            answer = conn.getresponse()
+            answer.read()
+            statuses.append(answer.status)
+        conn.close()
+
+    threads = [threading.Thread(target=client) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(statuses) == 240 and set(statuses) == {200}, sorted(set(statuses))
