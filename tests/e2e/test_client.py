@@ -844,6 +844,7 @@ def test_a_new_password_signs_out_every_tab_and_the_old_one_no_longer_signs_in(
     expect(account.get_by_test_id("auth-form")).to_be_visible()
     expect(account.locator("#toast")).to_contain_text("Password changed")
     expect(account.get_by_test_id("auth-username")).to_have_value(name)
+    expect(account.get_by_test_id("auth-password")).to_be_focused()
     expect(page.get_by_test_id("auth-form")).to_be_visible()  # the other tab: its socket's 4401
     expect(page.get_by_test_id("whoami")).to_have_count(0)
 

@@ -281,7 +281,7 @@ async function signinView() {
       h("h1", {}, "Solitaire Arena"),
       h("p", {}, "Five solitaire games, one certified deal of each every day, and a live leaderboard. Practice any deal you like.")),
     form));
-  user.focus();
+  (user.value ? pass : user).focus(); // the name given (after a password change): its password
 }
 
 // ---- lobby --------------------------------------------------------------------------------
