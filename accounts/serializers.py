@@ -28,8 +28,8 @@ class CredentialsSerializer(serializers.Serializer):
         write_only=True,
         trim_whitespace=False,
         allow_blank=True,
-        help_text="At least 8 characters, not all digits, not a common password and not like "
-        "the username: else 400 `weak_password`, which says which.",
+        help_text="At least 8 characters, not all digits, not only spaces, not a common "
+        "password and not like the username: else 400 `weak_password`, which says which.",
     )
 
 

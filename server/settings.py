@@ -248,6 +248,7 @@ AUTH_PASSWORD_VALIDATORS = [
     },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {"NAME": "accounts.validators.NotOnlySpacesValidator"},
 ]
 
 # Test servers only (the end-to-end tests sign up or in about 80 times): PBKDF2 took 0.3–0.74 s

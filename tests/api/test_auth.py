@@ -446,6 +446,7 @@ def test_a_new_password_ends_the_old_token_and_signs_in_with_a_new_one(api, user
         ("correct-horse-9", "short", 400, "weak_password"),
         ("correct-horse-9", "12345678901", 400, "weak_password"),
         ("correct-horse-9", "", 400, "weak_password"),
+        ("correct-horse-9", " " * 12, 400, "weak_password"),
     ],
 )
 def test_a_refused_password_change_changes_nothing(api, user, current, new, status, code):  # noqa: ANN001
@@ -538,3 +539,15 @@ def test_of_two_changes_made_with_one_password_only_the_first_counts(user):  # n
         change_password(second, "correct-horse-9", "another-new-pass-8")
     assert refused.value.code == "invalid" and "meanwhile" in refused.value.detail
     assert _sign_in(NEW_PASSWORD).status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_password_of_only_spaces_is_weak_but_spaces_inside_one_are_fine(anon):  # noqa: ANN001
+    def sign_up(name: str, password: str):  # noqa: ANN202
+        body = {"username": name, "password": password}
+        return anon.post("/api/auth/register", body, format="json")
+
+    refused = sign_up("spacey", " " * 12)
+    assert refused.status_code == 400 and refused.json()["code"] == "weak_password"
+    assert "only spaces" in refused.json()["detail"]
+    assert sign_up("spacey", "  horse  battery  ").status_code == 201

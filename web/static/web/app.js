@@ -150,6 +150,9 @@ function announceView() {
   }
 }
 
+// The server's rules for a new password (settings.AUTH_PASSWORD_VALIDATORS), said up front.
+const PASSWORD_RULES = "At least 8 characters, not all digits, not only spaces, not a common password, not like your username.";
+
 // ---- sign in / sign up --------------------------------------------------------------------
 
 // Changing the password signs out everywhere (the server ends the token, every session and
@@ -159,7 +162,7 @@ function accountView() {
   const current = h("input", { name: "password", type: "password", autocomplete: "current-password", required: true, "data-testid": "account-password" });
   const fresh = h("input", { name: "new_password", type: "password", autocomplete: "new-password", required: true, minlength: 8, "aria-describedby": "new-password-hint", "data-testid": "account-new-password" });
   const hint = h("p", { class: "muted field-hint", id: "new-password-hint" },
-    "At least 8 characters, not all digits, not a common password, not like your username.");
+    PASSWORD_RULES);
   const submit = h("button", { type: "submit", class: "primary", "data-testid": "account-submit" }, "Change password");
   const err = h("div", { "data-testid": "account-error" });
   const form = h("form", { class: "panel auth account", "data-testid": "account-form" },
@@ -201,7 +204,7 @@ async function signinView() {
   const submit = h("button", { type: "submit", class: "primary", "data-testid": "auth-submit" }, "Sign in");
   // The server's rules for a new password (settings.AUTH_PASSWORD_VALIDATORS), said up front.
   const passHint = h("p", { class: "muted field-hint", id: "password-hint", hidden: true },
-    "At least 8 characters, not all digits, not a common password, not like your username.");
+    PASSWORD_RULES);
   // And a new name's (accounts/serializers.py), said up front, not only in a refusal; the
   // same words are the field's title, which the browser shows when the pattern refuses it.
   const nameRules = "3–30 characters: letters, digits, _ . or -";
