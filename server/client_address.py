@@ -12,6 +12,15 @@ from __future__ import annotations
 import ipaddress
 
 
+def scope_header(scope: dict, name: bytes) -> str | None:
+    """A header of an ASGI request as Django reads it into `META`: every line of that name,
+    joined with commas (None if there is none). So a limit or a handshake that reads a header
+    here sees what a view sees: a second `Authorization` line makes one header that DRF
+    refuses, not a first one taken alone."""
+    values = [value.decode("latin-1") for key, value in scope.get("headers") or () if key == name]
+    return ",".join(values) if values else None
+
+
 def forwarded_for(remote: str, forwarded: str | None, num_proxies: int) -> str:
     """The address the nearest trusted proxy saw: `remote` itself with no proxy in front."""
     if num_proxies == 0 or not forwarded:

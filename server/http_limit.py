@@ -46,7 +46,7 @@ from weakref import WeakKeyDictionary
 
 from django.http.cookie import parse_cookie
 
-from server.client_address import client_block, forwarded_for
+from server.client_address import client_block, forwarded_for, scope_header
 
 # Never wait for a slot: the health check (exactly) and the static files.
 EXEMPT_PATHS = ("/api/health",)
@@ -130,14 +130,12 @@ class ConcurrencyLimit:
 
     def client(self, scope: dict) -> tuple[str, ...]:
         """Who the request counts against: its credential as sent, else its address."""
-        cookies = None
-        for name, value in scope.get("headers") or ():
-            if name == b"authorization":
-                parts = value.decode("latin-1").split()
-                if len(parts) == 2:  # else DRF refuses it: no credential, the address counts
-                    return ("credential", parts[0].lower(), parts[1])
-            elif name == b"cookie":
-                cookies = value.decode("latin-1")
+        authorization = scope_header(scope, b"authorization")
+        if authorization is not None:
+            parts = authorization.split()
+            if len(parts) == 2:  # else DRF refuses it: no credential, the address counts
+                return ("credential", parts[0].lower(), parts[1])
+        cookies = scope_header(scope, b"cookie")
         if cookies:
             session = parse_cookie(cookies).get(self.session_cookie)
             if session:
@@ -146,11 +144,7 @@ class ConcurrencyLimit:
 
     def address(self, scope: dict) -> str:
         remote = (scope.get("client") or ("",))[0] or ""
-        forwarded = None
-        if self.num_proxies:
-            for name, value in scope.get("headers") or ():
-                if name == b"x-forwarded-for":
-                    forwarded = value.decode("latin-1")
+        forwarded = scope_header(scope, b"x-forwarded-for") if self.num_proxies else None
         return client_block(forwarded_for(remote, forwarded, self.num_proxies))
 
     def log_refusal(self, scope: dict) -> None:

@@ -21,12 +21,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
 
-
-def _header(scope: dict, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return value.decode("latin1")
-    return None
+from server.client_address import scope_header
 
 
 @database_sync_to_async
@@ -44,7 +39,7 @@ class TokenAuthMiddleware(BaseMiddleware):
     """Sets scope["user"] from an Authorization header, if the handshake carries one."""
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
-        header = _header(scope, b"authorization")
+        header = scope_header(scope, b"authorization")
         if header is not None:
             # Read as DRF's TokenAuthentication reads it for REST: split on any whitespace (a
             # tab too), a scheme in any case and one key after it.
@@ -63,7 +58,7 @@ class SessionOrTokenAuth:
         self.token_stack = TokenAuthMiddleware(inner)
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
-        if _header(scope, b"authorization") is not None:
+        if scope_header(scope, b"authorization") is not None:
             return await self.token_stack(scope, receive, send)
         return await self.session_stack(scope, receive, send)
 
@@ -88,8 +83,8 @@ class OriginCheck:
         self.inner = inner
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
-        host = _header(scope, b"host")
-        origin = _header(scope, b"origin")
+        host = scope_header(scope, b"host")
+        origin = scope_header(scope, b"origin")
         if (host is not None and not host_allowed(host)) or (
             origin is not None and not origin_allowed(origin, host, secure_handshake(scope))
         ):
@@ -116,7 +111,7 @@ def secure_handshake(scope: dict) -> bool:
         return False
     name, expected = proxy
     header = name.removeprefix("HTTP_").lower().replace("_", "-").encode("latin1")
-    value = _header(scope, header)
+    value = scope_header(scope, header)
     return value is not None and value.split(",", 1)[0].strip() == expected
 
 

@@ -11,6 +11,7 @@ from channels.testing import HttpCommunicator
 from django.conf import settings
 
 from server.asgi import application
+from server.client_address import scope_header
 from server.http_limit import ConcurrencyLimit
 
 
@@ -238,6 +239,22 @@ async def test_a_refused_or_failed_request_gives_its_count_back():
 def test_who_counts_as_one_client(first, second, same):  # noqa: ANN001
     limited = ConcurrencyLimit(SlowApp(), limit=1, per_client=1)
     assert (limited.client(first) == limited.client(second)) is same
+
+
+def test_a_headers_lines_are_read_joined_as_django_reads_them():
+    """Two `Authorization` lines make one header DRF refuses (no credential: the address
+    counts); `X-Forwarded-For` lines make one list of hops, the last the nearest proxy's."""
+    limited = ConcurrencyLimit(SlowApp(), limit=1, per_client=1, num_proxies=1)
+    scope = _scope(address="10.0.0.2")
+    scope["headers"] = [
+        (b"authorization", b"Token a"),
+        (b"authorization", b"Token a"),
+        (b"x-forwarded-for", b"192.0.2.1"),
+        (b"x-forwarded-for", b"192.0.2.9"),
+    ]
+    assert limited.client(scope) == ("address", "192.0.2.9")
+    assert scope_header(scope, b"x-forwarded-for") == "192.0.2.1,192.0.2.9"
+    assert scope_header(scope, b"cookie") is None
 
 
 def test_behind_a_trusted_proxy_the_address_it_saw_is_the_client():

@@ -470,3 +470,17 @@ async def test_a_new_password_closes_every_socket_of_the_user(user, make_user): 
         assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
     await other.send_to(text_data="still here")
     assert await other.receive_from(WAIT) == "still here"
+
+
+async def test_two_authorization_lines_are_read_as_one_header_as_over_rest(user):  # noqa: ANN001
+    """Django joins a header's lines with commas ("Token k,Token k"), which DRF refuses: the
+    handshake read only the first line, and opened a socket that REST would refuse."""
+    from channels.testing import HttpCommunicator
+
+    line = f"Token {await _token(user)}".encode()
+    headers = [(b"authorization", line), (b"authorization", line), (b"host", b"localhost")]
+    rest = await HttpCommunicator(application, "GET", "/api/me", headers=headers).get_response()
+    assert rest["status"] == 401
+    comm = communicator("/ws/echo", [(b"authorization", line), (b"authorization", line)])
+    await comm.connect()
+    assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
