@@ -1629,3 +1629,40 @@ def test_hints_ring_their_piles_and_say_when_every_move_goes_back(
     page.get_by_test_id("hint").click()
     expect(page.get_by_test_id("message")).to_contain_text("every move from here goes back")
     expect(page.locator(".pile.hint")).to_have_count(0)
+
+
+def test_a_request_refused_for_a_moment_is_sent_again_and_a_long_wait_is_said(
+    open_page, server: Server
+) -> None:
+    """A 429 refuses a request before any of it is done, so the page sends it again after the
+    Retry-After it names, when that is short (api.js); a long one is shown as the error."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
+    gid = game["id"]
+    page = open_page()
+    log_in_to_game(page, name, gid)
+    hint_url = re.compile(rf"/api/games/{gid}/hint$")
+    refused: list[str] = []
+
+    def busy(route, seconds: str, times: int) -> None:  # noqa: ANN001
+        if len(refused) < times:
+            refused.append(route.request.url)
+            route.fulfill(
+                status=429,
+                headers={"Retry-After": seconds},
+                json={"code": "rate_limited", "detail": "Too many requests at once."},
+            )
+        else:
+            route.continue_()
+
+    page.route(hint_url, lambda route: busy(route, "0", 2))
+    page.get_by_test_id("hint").click()
+    expect(page.get_by_test_id("message")).to_contain_text("Hint: ")
+    assert len(refused) == 2
+    page.unroute(hint_url)
+
+    refused.clear()
+    page.route(hint_url, lambda route: busy(route, "60", 5))
+    page.get_by_test_id("hint").click()
+    expect(page.get_by_test_id("message")).to_contain_text("Too many requests at once.")
+    assert len(refused) == 1

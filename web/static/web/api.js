@@ -46,7 +46,33 @@ export function signedOut() {
   setTimeout(() => window.dispatchEvent(new Event("arena:signed-out")), 0);
 }
 
+// A 429 refuses a request before any of it is done (the per-client limit on requests at once,
+// or a throttle), so sending it again is safe. A short wait is waited out here, at most
+// RETRIES times; a long one (sign-in throttled for a minute) is the caller's error to show.
+const RETRIES = 3;
+const MAX_RETRY_WAIT_S = 5;
+
+function retryAfterSeconds(response) {
+  const header = response.headers.get("Retry-After");
+  const seconds = header === null ? 1 : Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
+}
+
 export async function api(method, path, body) {
+  for (let attempt = 0; ; attempt += 1) {
+    const response = await send(method, path, body);
+    if (response.status === 429 && attempt < RETRIES) {
+      const wait = retryAfterSeconds(response);
+      if (wait !== null && wait <= MAX_RETRY_WAIT_S) {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 0.2) * 1000));
+        continue;
+      }
+    }
+    return answer(response);
+  }
+}
+
+async function send(method, path, body) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (!["GET", "HEAD", "OPTIONS"].includes(method)) {
@@ -64,6 +90,10 @@ export async function api(method, path, body) {
   } catch (err) {
     throw new ApiError(0, "network", "The server cannot be reached. Check your connection.");
   }
+  return response;
+}
+
+async function answer(response) {
   noteServerDate(response);
   if (response.status === 204) return null;
   let data = null;
