@@ -880,9 +880,7 @@ def _apply_undo(
     (`_know_standing`), so a socket's undo is played in its batch on the event loop, as a move
     is. An undo on a thread through the ORM with a history read cost about five moves.
 
-    In a ranked attempt a move that turned a face-down card up (a `draw`, or a play from
-    Barricade A's stock, whose next card then shows) cannot be undone: undoing it would let the
-    player look at the stock and take the look back.
+    In a ranked attempt some moves stand (`_check_ranked_undo`).
 
     A stored position its moves do not make is replayed from the deal: its history, then what
     the batch has played on it so far (`rows`, the batch's Move rows), then the undo.
@@ -909,16 +907,32 @@ def _apply_undo(
         log.error("game %s: stored state does not end with %s; replaying", game.pk, last)
         current = _replayed(game, [action for g, _, action, _ in rows if g == game.id])
         previous = _engine_call(current.undo)
-    if game.ranked and current.hidden_count < previous.hidden_count:
-        raise AppError(
-            "illegal_move",
-            f"In a ranked game the last move ({last}) cannot be undone: it turned a card up.",
-        )
+    if game.ranked:
+        _check_ranked_undo(last, current, previous)
     if reopening:
         if not orm:
             raise ToOrm
         _reopen(game)
     return _advance(game, previous, UNDO, now)
+
+
+def _check_ranked_undo(last: str, current: engine.State, previous: engine.State) -> None:
+    """A ranked attempt keeps to the rules an undo would break. A move that turned a face-down
+    card up (a `draw`, or a play from Barricade A's stock, whose next card then shows) stands:
+    undoing it would let the player look at the stock and take the look back. So does a move
+    to a foundation: a card on a foundation never leaves it (RULES.md C3), and a ranked
+    attempt is ranked by its foundation cards. A practice game's undo takes back any move."""
+    if current.hidden_count < previous.hidden_count:
+        raise AppError(
+            "illegal_move",
+            f"In a ranked game the last move ({last}) cannot be undone: it turned a card up.",
+        )
+    if current.foundation_count > previous.foundation_count:
+        raise AppError(
+            "illegal_move",
+            f"In a ranked game the last move ({last}) cannot be undone: a card on a foundation "
+            "stays there.",
+        )
 
 
 def _reopen(game: Game) -> None:

@@ -236,7 +236,7 @@ class UndoView(ApiView):
         description="Refused (`game_over`) once the game has ended, except in a practice game "
         "that is stuck: the move that left no move is taken back and the game plays on. In a "
         "ranked attempt a move that turned a card up (a draw, a play from Barricade A's stock) "
-        "cannot be undone (`illegal_move`).",
+        "cannot be undone, nor a move to a foundation (RULES.md C3): `illegal_move`.",
     )
     def post(self, request: Request, game_id: int) -> Response:
         data = validated(s.UndoRequestSerializer, request)

@@ -196,7 +196,7 @@ def test_ranked_undo_counts_as_a_move_but_not_for_a_draw(api):  # noqa: ANN001
     state = api.post(f"/api/games/{gid}/moves", {"move": "draw", "v": 0}, format="json").json()
     res = api.post(f"/api/games/{gid}/undo", {"v": 1}, format="json")
     assert res.status_code == 400 and "draw" in res.json()["detail"]
-    others = [m for m in state["state"]["legal_moves"] if m != "draw"]
+    others = [m for m in state["state"]["legal_moves"] if m != "draw" and "-f" not in m]
     if others:  # a non-draw move can be undone, and the undo counts
         after = api.post(
             f"/api/games/{gid}/moves", {"move": others[0], "v": 1}, format="json"
@@ -227,6 +227,36 @@ def test_ranked_undo_refuses_a_play_from_the_stock_that_showed_the_next_card(api
     assert res.status_code == 400 and res.json()["code"] == "illegal_move"
     assert "turned a card up" in res.json()["detail"]
     assert api.get(f"/api/games/{gid}").json()["v"] == 1  # nothing changed
+
+
+def test_ranked_undo_refuses_a_move_to_a_foundation_as_C3_keeps_it_there(api):  # noqa: ANN001
+    """RULES.md C3: a card on a foundation never leaves it. A practice game's undo takes any
+    move back; a ranked attempt, ranked by its foundation cards, keeps to the rule."""
+    number = next(
+        n
+        for n in range(1, 1000)
+        if any("-f" in m for m in engine.new_game("portuguese", n).legal_moves())
+    )
+    daily.ensure_today()
+    challenge = DailyChallenge.objects.get(date=clock.today(), variant="portuguese")
+    challenge.deal = services.get_deal("portuguese", number)
+    challenge.save(update_fields=["deal"])
+    game = play(api, "portuguese").json()
+    gid = game["id"]
+    move = next(m for m in game["state"]["legal_moves"] if "-f" in m)
+    api.post(f"/api/games/{gid}/moves", {"move": move, "v": 0}, format="json")
+    res = api.post(f"/api/games/{gid}/undo", {"v": 1}, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "illegal_move"
+    assert "a card on a foundation stays there" in res.json()["detail"]
+    assert api.get(f"/api/games/{gid}").json()["v"] == 1  # nothing changed
+
+    practice = api.post(
+        "/api/games", {"variant": "portuguese", "deal": number}, format="json"
+    ).json()
+    api.post(f"/api/games/{practice['id']}/moves", {"move": move, "v": 0}, format="json")
+    undone = api.post(f"/api/games/{practice['id']}/undo", {"v": 1}, format="json")
+    assert undone.status_code == 200
+    assert undone.json()["state"]["foundations"] == practice["state"]["foundations"]
 
 
 def test_practice_of_todays_deal_only_after_the_ranked_attempt(api):  # noqa: ANN001

@@ -1666,3 +1666,24 @@ def test_a_request_refused_for_a_moment_is_sent_again_and_a_long_wait_is_said(
     page.get_by_test_id("hint").click()
     expect(page.get_by_test_id("message")).to_contain_text("Too many requests at once.")
     assert len(refused) == 1
+
+
+def test_a_ranked_move_to_a_foundation_is_not_offered_for_undo(open_page, server: Server) -> None:
+    """RULES.md C3: a card on a foundation never leaves it, and a ranked attempt keeps to it
+    (the server refuses the undo); the button is off after such a move, with the reason, and
+    on again after a move that may be taken back."""
+    _, token, page, gid = ranked_portuguese(open_page, server)
+    date = server.request("GET", "/api/daily", token=token)["date"]
+    line = server.daily_line(date, "portuguese")
+    first = next(i for i, move in enumerate(line) if "-f" in move)
+    play_rest(server, gid, token, line[: first + 1])
+    wait_version(page, first + 1)
+    undo = page.get_by_test_id("undo")
+    expect(undo).to_be_disabled()
+    expect(undo).to_have_attribute("title", re.compile("a card on a foundation stays there"))
+    page.keyboard.press("u")
+    expect(page.get_by_test_id("message")).to_contain_text("a card on a foundation stays there")
+    after = next(i for i in range(first + 1, len(line)) if "-f" not in line[i])
+    play_rest(server, gid, token, line[first + 1 : after + 1], v=first + 1)
+    wait_version(page, after + 1)
+    expect(undo).to_be_enabled()

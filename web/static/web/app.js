@@ -670,8 +670,8 @@ async function dailyView(variantId, token) {
           ? "Ranking: a win first, then more cards on the foundations, then fewer moves, then less time."
           : "Ranking: more cards on the foundations first (this deal is not certified winnable), then fewer moves, then less time."),
         h("li", {}, variant.piles && variant.piles.stock
-          ? "Undo is allowed, but it counts as a move. A move that turned a card face up (a draw, or a play from the stock) cannot be undone."
-          : "Undo is allowed, but it counts as a move."),
+          ? "Undo is allowed, but it counts as a move. A move to a foundation stays, as does a move that turned a card face up (a draw, or a play from the stock)."
+          : "Undo is allowed, but it counts as a move. A move to a foundation stays."),
         h("li", {}, "No hints in a ranked attempt; practice the deal afterwards as often as you like."),
         h("li", {}, "Resigning ends the attempt as it stands, and it still ranks. An attempt left open at midnight UTC counts as it stands.")),
       // The button before the game's rules: on a phone the rules are screens long, and a

@@ -15,8 +15,11 @@ import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
 import { confirmDialog, gameTitle, h, formatSeconds, modalOpen, plural, statusText } from "./ui.js";
 
-// Why a ranked attempt's Undo is greyed after a draw or a play from Barricade A's stock.
+// Why a ranked attempt's Undo is greyed: after a draw or a play from Barricade A's stock, and
+// after a move to a foundation (RULES.md C3), as the server refuses them there.
 const UNDO_REVEALED = "No undo here: in a ranked attempt a move that turned a card up stands.";
+const UNDO_FOUNDATION = "No undo here: in a ranked attempt a card on a foundation stays there.";
+const toFoundation = (move) => typeof move === "string" && /-f\d+(:|$)/.test(move);
 
 const FLIGHT_TIMEOUT_MS = 10000;
 const MESSAGE_MIN_MS = 600; // a message stays at least this long, whatever the player presses
@@ -158,11 +161,11 @@ export class GameView {
     if (this.helpEl) this.helpEl.hidden = !playing;
     if (!playing) this.dropHint(); // the game is over: no move to point at
     // Offline with an action waiting, nothing more is taken (enqueue): the button says so.
-    const revealed = this.lastMoveRevealed(shown);
-    this.undoBtn.disabled = !(playing || this.reopenable(shown)) || !shown.moves || revealed || this.waitingOffline();
+    const stands = this.lastMoveStands(shown);
+    this.undoBtn.disabled = !(playing || this.reopenable(shown)) || !shown.moves || Boolean(stands) || this.waitingOffline();
     // A greyed button says why when the reason is the rules', not the game's state.
-    this.undoRuled = revealed && playing;
-    this.undoBtn.title = this.undoRuled ? UNDO_REVEALED : "Undo (u)";
+    this.undoRuled = playing ? stands : "";
+    this.undoBtn.title = this.undoRuled || "Undo (u)";
     this.resignBtn.disabled = !playing;
     if (this.hintBtn) this.hintBtn.disabled = !playing;
     this.renderClock();
@@ -175,18 +178,23 @@ export class GameView {
     return !this.readOnly && shown.status === "stuck" && !(this.game.daily && this.game.daily.ranked);
   }
 
-  // Whether a ranked attempt's last move turned a card up, which the server will not undo
-  // (a draw; a play from Barricade A's stock, whose next card then shows). Judged on the move
-  // an undo would take back: after an undo that is an earlier move, read from the history.
-  lastMoveRevealed(shown) {
-    if (!(this.game.daily && this.game.daily.ranked)) return false;
+  // Why a ranked attempt's last move stands, which the server will not undo ("" when it does
+  // not): it turned a card up (a draw; a play from Barricade A's stock, whose next card then
+  // shows), or it went to a foundation (C3). Judged on the move an undo would take back:
+  // after an undo that is an earlier move, read from the history.
+  lastMoveStands(shown) {
+    if (!(this.game.daily && this.game.daily.ranked)) return "";
+    const waiting = [this.inflight, ...this.queue].filter(Boolean);
     // A draw on its way is not drawn on the table (its card is face down), but the undo
     // would come after it.
-    if ([this.inflight, ...this.queue].some((a) => a && a.kind === "move" && a.move === "draw")) return true;
+    if (waiting.some((a) => a.kind === "move" && a.move === "draw")) return UNDO_REVEALED;
+    const newest = waiting[waiting.length - 1];
+    if (newest && newest.kind === "move" && toFoundation(newest.move)) return UNDO_FOUNDATION;
     const last = shown.last_move === "undo" ? this.undoneTo(shown.v) : shown.last_move;
-    if (last === "draw") return true;
+    if (last === "draw") return UNDO_REVEALED;
     // The position shown is the one that move made, so its stock is the one it left.
-    return typeof last === "string" && last.startsWith("stock-") && shown.stock && shown.stock.count > 0;
+    if (typeof last === "string" && last.startsWith("stock-") && shown.stock && shown.stock.count > 0) return UNDO_REVEALED;
+    return toFoundation(last) ? UNDO_FOUNDATION : "";
   }
 
   // The move an undo at version v would take back, once the move history has said (the
@@ -433,7 +441,7 @@ export class GameView {
     } else if ((e.key === "u" || e.key === "U") && !this.readOnly) {
       e.preventDefault();
       if (!this.undoBtn.disabled) this.undo(); // as the button: not what the server refuses
-      else if (this.undoRuled) this.message(UNDO_REVEALED, "info");
+      else if (this.undoRuled) this.message(this.undoRuled, "info");
     } else if ((e.key === "h" || e.key === "H") && !this.readOnly) {
       this.hint();
     } else if ((e.key === "d" || e.key === "D") && !this.readOnly) {
