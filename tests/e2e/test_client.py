@@ -1687,3 +1687,64 @@ def test_a_ranked_move_to_a_foundation_is_not_offered_for_undo(open_page, server
     play_rest(server, gid, token, line[first + 1 : after + 1], v=first + 1)
     wait_version(page, after + 1)
     expect(undo).to_be_enabled()
+
+
+def test_a_move_waiting_offline_is_not_sent_on_a_game_that_moved_on_elsewhere(
+    open_page, server: Server
+) -> None:
+    """A move made offline is made on the version the page had. If another device moved
+    meanwhile, it is not sent on the new position (where the same move string can take other
+    cards, a move nobody made): the player is told it was not played."""
+    name, token = server.register()
+    deal, first, _ = _two_tableau_moves("portuguese")
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
+    gid = game["id"]
+    page = open_page()
+    log_in_to_game(page, name, gid)
+
+    page.evaluate(OFFLINE_JS, False)
+    expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
+    src, dst = first.split("-")
+    drag(page, top_card(page, src), pile(page, dst))
+    expect(page.get_by_test_id("conn")).to_contain_text("1 move to send")
+    play_rest(server, gid, token, [first])  # the same move, from another device
+
+    page.evaluate(OFFLINE_JS, True)
+    wait_live(page, gid)
+    expect(page.get_by_test_id("message")).to_contain_text("the game moved on in another tab")
+    wait_version(page, 1)
+    expect(page.get_by_test_id("game")).to_have_attribute("data-pending", "0")
+    history = server.request("GET", f"/api/games/{gid}/moves", token=token)
+    assert [m["move"] for m in history] == [first]
+    assert_table_matches(page, rest_game(server, gid, token)["state"])
+
+
+def test_a_move_whose_answer_was_lost_is_said_not_played_when_another_took_its_version(
+    open_page, server: Server
+) -> None:
+    """A move's answer lost with its connection: the state on reconnect decides. When another
+    device's move took that version, the page says this one was not played, instead of
+    taking the new version for its own move landing."""
+    name, token = server.register()
+    deal, first, _ = _two_tableau_moves("portuguese")
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
+    gid = game["id"]
+    other = next(m for m in game["state"]["legal_moves"] if m != first)
+    page = open_page()
+    held = HeldMoves(page, lambda d: d["move"] == first)
+    log_in_to_game(page, name, gid)
+    src, dst = first.split("-")
+    drag(page, top_card(page, src), pile(page, dst))
+    expect(page.get_by_test_id("game")).to_have_attribute("data-pending", "1")
+    assert len(held.held) == 1  # never reaches the server
+    play_rest(server, gid, token, [other])
+    # The page has the other move; its own still waits for an answer, and is not drawn.
+    expect(page.get_by_test_id("game")).to_have_attribute("data-v", "1")
+    assert_table_matches(page, rest_game(server, gid, token)["state"])
+    expect(page.get_by_test_id("game")).to_have_attribute("data-pending", "1")
+    page.evaluate("window.__arena.view.game.socket.drop()")
+    expect(page.get_by_test_id("message")).to_contain_text("before your move reached the server")
+    expect(page.get_by_test_id("game")).to_have_attribute("data-pending", "0")
+    history = server.request("GET", f"/api/games/{gid}/moves", token=token)
+    assert [m["move"] for m in history] == [other]
+    assert_table_matches(page, rest_game(server, gid, token)["state"])

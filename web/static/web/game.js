@@ -137,7 +137,7 @@ export class GameView {
     let shown = this.server;
     const pending = [this.inflight, ...this.queue].filter(Boolean);
     for (const [i, action] of pending.entries()) {
-      if (action.kind !== "move" || action.move === "draw") break;
+      if (action.kind !== "move" || action.move === "draw" || action.overtaken) break;
       if (i === 0 && !(this.server.legal_moves || []).includes(action.move)) break;
       const next = applyMove(shown, action.move);
       if (!next) break;
@@ -320,6 +320,10 @@ export class GameView {
     // against the server's position when its turn comes (pump).
     item.behind = !!(this.inflight || this.queue.length);
     if (item.behind && item.kind === "move") item.cards = movedCards(this.display(), item.move);
+    // The version it is made on: the server's, once every action before it has landed. It is
+    // sent with that version, so a position that moved on meanwhile (another tab, another
+    // device, while this one was offline) refuses it instead of taking it on other cards.
+    item.v = this.server.v + (this.inflight ? 1 : 0) + this.queue.length;
     this.queue.push(item);
     this.pump();
     this.render();
@@ -391,7 +395,7 @@ export class GameView {
       return;
     }
     const id = `${item.kind === "undo" ? "u" : "m"}-${++this.seq}`;
-    const v = this.server.v;
+    const v = item.v;
     if (item.kind === "undo") {
       this.inflight = { id, kind: "undo", v };
       this.socket.send({ t: "undo", d: { v, id } });
@@ -407,6 +411,9 @@ export class GameView {
   // now that the server has answered the one before: the server's position has no such move,
   // or the move would take other cards (a draw landed on the waste meanwhile). Null: send it.
   outdated(item) {
+    if (item.v !== this.server.v) {
+      return `Not played: the game moved on in another tab or on another device before ${item.kind === "undo" ? "your undo" : "your move"} was sent.`;
+    }
     if (!item.behind || item.kind !== "move") return null;
     if (!(this.server.legal_moves || []).includes(item.move)) {
       return `Not played: ${describeMove(this.server, item.move)} is not a legal move once the move before it is made.`;
@@ -470,11 +477,24 @@ export class GameView {
       this.announceEl.textContent = d.last_move === "undo" ? "Last move undone" : describeMove(prev, d.last_move);
     }
     const f = this.inflight;
+    let lost = null; // an action whose answer went with the old connection, overtaken
     if (f) {
-      if (v > f.v) {
-        this.inflight = null; // it landed (or the game moved on without it)
+      const landed = f.acked || (v === f.v + 1 && d.last_move === (f.kind === "undo" ? "undo" : f.move));
+      if (v > f.v && (landed || fresh)) {
+        this.inflight = null; // it landed, or the game moved on without it
         clearTimeout(this.flightTimer);
         this.clearError(); // a refusal from before no longer describes the table
+        if (!landed) {
+          this.queue = []; // made behind it, on a table that is not the server's
+          // Its answer was lost with the old connection and will never come: the player is
+          // told whether it was made (below, after the news of the reconnect).
+          lost = f;
+        }
+      } else if (v > f.v) {
+        // Another tab or device took its version: on this open socket its refusal
+        // (stale_version) follows. Until then it is not drawn, nor is anything sent behind it.
+        f.overtaken = true;
+        this.queue = [];
       } else if (fresh && v === f.v) {
         this.resend(); // lost with the old connection: same version, so it cannot apply twice
       }
@@ -495,11 +515,26 @@ export class GameView {
         this.message(before !== v ? "Reconnected: the table is back in sync." : "Reconnected.", "info");
       }
     }
+    if (lost) this.tellIfNotMade(lost, v);
     this.pump();
   }
 
-  onAck() {
-    /* the state frame that follows carries the change */
+  // An action whose answer was lost with its connection, while the game moved on: whether it
+  // was made is in the history (the row played on its version). Said only if it was not.
+  tellIfNotMade(f, v) {
+    const what = f.kind === "undo" ? "your undo" : "your move";
+    const told = () => this.message(`Not played: the game moved on in another tab or on another device before ${what} reached the server.`, "error");
+    if (v === f.v + 1) return told(); // the one action made on its version was another
+    get(`/api/games/${this.game.id}/moves?after=${f.v}&limit=1`).then((rows) => {
+      const made = rows && rows[0] ? rows[0].move : null;
+      if (made !== null && made !== (f.kind === "undo" ? "undo" : f.move)) told();
+    }, () => {});
+  }
+
+  // The state frame that follows carries the change; the ack says it is this socket's own
+  // action that made it, not another device's move on the same version.
+  onAck(d) {
+    if (this.inflight && d.id != null && d.id === this.inflight.id) this.inflight.acked = true;
   }
 
   onError(d) {
