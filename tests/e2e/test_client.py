@@ -1748,3 +1748,31 @@ def test_a_move_whose_answer_was_lost_is_said_not_played_when_another_took_its_v
     history = server.request("GET", f"/api/games/{gid}/moves", token=token)
     assert [m["move"] for m in history] == [other]
     assert_table_matches(page, rest_game(server, gid, token)["state"])
+
+
+@pytest.mark.parametrize(("variant", "mark", "said"), [("countess", "\u2715", "closed for good")])
+def test_an_empty_tableau_pile_shows_what_it_takes(
+    open_page, server: Server, variant: str, mark: str, said: str
+) -> None:
+    """RULES.md K5 and B5: an empty tableau pile is closed for good; P4 and F5: it takes a King
+    only. The empty pile shows it, and says it to a screen reader."""
+    from games import engine
+
+    deal, move = next(
+        (d, m)
+        for d in range(1, 200)
+        for m in engine.new_game(variant, d).legal_moves()
+        if m.startswith("t")
+    )
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": variant, "deal": deal}, token)
+    page = open_page()
+    log_in_to_game(page, name, game["id"])
+    play_rest(server, game["id"], token, [move])
+    wait_version(page, 1)
+    emptied = pile(page, move.split("-")[0])
+    expect(emptied).to_have_class(re.compile(r"\bempty\b"))
+    expect(emptied).to_have_attribute("aria-label", re.compile(f"empty, {said}"))
+    content = emptied.evaluate("e => getComputedStyle(e, '::before').content")
+    assert content == f'"{mark}"'
+    shot(page, f"22-empty-tableau-{variant}")

@@ -32,6 +32,15 @@ const DOUBLE_TAP_MS = 350;
 // How long after a stack is refused a click on another pile is taken as its drop, not a pick.
 const REFUSED_DROP_MS = 4000;
 
+// What an empty tableau pile takes (RULES.md P4, F5; K5, B5: nothing), said beside "empty"
+// to a screen reader as the pile's mark (style.css) shows it.
+const EMPTY_TABLEAU = {
+  portuguese: ", a King only",
+  chinese_freecell: ", a King only",
+  countess: ", closed for good",
+  barricade: ", closed for good",
+};
+
 export class Table {
   constructor(root, variant, { readOnly = false, onMove, onMessage } = {}) {
     this.root = root;
@@ -295,7 +304,7 @@ export class Table {
       const top = this.state.stock.top;
       return top ? `${name}: ${cardName(top)} on top, ${count} cards` : `${name}: ${count} cards, draw`;
     }
-    if (!cards.length) return `${name}: empty`;
+    if (!cards.length) return `${name}: empty${id[0] === "t" ? EMPTY_TABLEAU[this.variant.id] || "" : ""}`;
     return `${name}: ${cardName(cards[cards.length - 1])} on top, ${cards.length} card${cards.length > 1 ? "s" : ""}`;
   }
 
