@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable
 from unittest.mock import ANY
 
 import pytest
@@ -206,18 +207,25 @@ def test_ranked_undo_counts_as_a_move_but_not_for_a_draw(api):  # noqa: ANN001
         assert after["state"]["moves"] == 2
 
 
-def test_ranked_undo_refuses_a_play_from_the_stock_that_showed_the_next_card(api):  # noqa: ANN001
-    """Barricade A plays from its stock's face-up top: the card beneath then shows, and undoing
-    the play would hide it again, a free look at the stock."""
+def todays_deal_with_a_first_move(variant: str, wanted: Callable[[str], bool]) -> int:
+    """Make today's challenge of `variant` the first deal with a `wanted` first move: its
+    number."""
     number = next(
         n
         for n in range(1, 1000)
-        if any(m.startswith("stock-") for m in engine.new_game("barricade", n).legal_moves())
+        if any(wanted(m) for m in engine.new_game(variant, n).legal_moves())
     )
     daily.ensure_today()
-    challenge = DailyChallenge.objects.get(date=clock.today(), variant="barricade")
-    challenge.deal = services.get_deal("barricade", number)
+    challenge = DailyChallenge.objects.get(date=clock.today(), variant=variant)
+    challenge.deal = services.get_deal(variant, number)
     challenge.save(update_fields=["deal"])
+    return number
+
+
+def test_ranked_undo_refuses_a_play_from_the_stock_that_showed_the_next_card(api):  # noqa: ANN001
+    """Barricade A plays from its stock's face-up top: the card beneath then shows, and undoing
+    the play would hide it again, a free look at the stock."""
+    todays_deal_with_a_first_move("barricade", lambda m: m.startswith("stock-"))
     game = play(api, "barricade").json()
     gid = game["id"]
     move = next(m for m in game["state"]["legal_moves"] if m.startswith("stock-"))
@@ -232,15 +240,7 @@ def test_ranked_undo_refuses_a_play_from_the_stock_that_showed_the_next_card(api
 def test_ranked_undo_refuses_a_move_to_a_foundation_as_C3_keeps_it_there(api):  # noqa: ANN001
     """RULES.md C3: a card on a foundation never leaves it. A practice game's undo takes any
     move back; a ranked attempt, ranked by its foundation cards, keeps to the rule."""
-    number = next(
-        n
-        for n in range(1, 1000)
-        if any("-f" in m for m in engine.new_game("portuguese", n).legal_moves())
-    )
-    daily.ensure_today()
-    challenge = DailyChallenge.objects.get(date=clock.today(), variant="portuguese")
-    challenge.deal = services.get_deal("portuguese", number)
-    challenge.save(update_fields=["deal"])
+    number = todays_deal_with_a_first_move("portuguese", lambda m: "-f" in m)
     game = play(api, "portuguese").json()
     gid = game["id"]
     move = next(m for m in game["state"]["legal_moves"] if "-f" in m)

@@ -993,6 +993,19 @@ OFFLINE_JS = """(on) => { const s = window.__arena.view.game.socket;
   else { s.connect = s.realConnect; s.reconnectNow(); } }"""
 
 
+def _offline_on_a_practice_game(open_page, server: Server) -> tuple[str, int, Page, str, str]:  # noqa: ANN001
+    """A new player's page on a Portuguese practice game with two tableau moves in a row,
+    its server out of reach: (token, game id, page, first move, second move)."""
+    name, token = server.register()
+    deal, first, second = _two_tableau_moves("portuguese")
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
+    page = open_page()
+    log_in_to_game(page, name, game["id"])
+    page.evaluate(OFFLINE_JS, False)
+    expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
+    return token, game["id"], page, first, second
+
+
 def test_a_move_made_offline_shows_on_the_table_and_lands_once_back(
     open_page, server: Server
 ) -> None:
@@ -1000,15 +1013,7 @@ def test_a_move_made_offline_shows_on_the_table_and_lands_once_back(
     beside the connection: a player who saw nothing happen would make it again. One action
     waits, no more: a second is refused with a message and the table stays. Back online, the
     waiting move is sent and lands once."""
-    name, token = server.register()
-    deal, first, second = _two_tableau_moves("portuguese")
-    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
-    gid = game["id"]
-    page = open_page()
-    log_in_to_game(page, name, gid)
-
-    page.evaluate(OFFLINE_JS, False)
-    expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
+    token, gid, page, first, second = _offline_on_a_practice_game(open_page, server)
     src, dst = first.split("-")
     card = piles(page)[src][-1]
     drag(page, top_card(page, src), pile(page, dst))
@@ -1695,15 +1700,7 @@ def test_a_move_waiting_offline_is_not_sent_on_a_game_that_moved_on_elsewhere(
     """A move made offline is made on the version the page had. If another device moved
     meanwhile, it is not sent on the new position (where the same move string can take other
     cards, a move nobody made): the player is told it was not played."""
-    name, token = server.register()
-    deal, first, _ = _two_tableau_moves("portuguese")
-    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
-    gid = game["id"]
-    page = open_page()
-    log_in_to_game(page, name, gid)
-
-    page.evaluate(OFFLINE_JS, False)
-    expect(page.get_by_test_id("conn")).to_have_attribute("data-state", "waiting")
+    token, gid, page, first, _ = _offline_on_a_practice_game(open_page, server)
     src, dst = first.split("-")
     drag(page, top_card(page, src), pile(page, dst))
     expect(page.get_by_test_id("conn")).to_contain_text("1 move to send")
