@@ -1671,6 +1671,12 @@ def test_a_request_refused_for_a_moment_is_sent_again_and_a_long_wait_is_said(
     page.get_by_test_id("hint").click()
     expect(page.get_by_test_id("message")).to_contain_text("Too many requests at once.")
     assert len(refused) == 1
+    # The button rests until the server takes hints again, and says when; `h` asks nothing.
+    expect(page.get_by_test_id("hint")).to_be_disabled()
+    expect(page.get_by_test_id("hint")).to_have_attribute("title", re.compile(r"again in \d+ s"))
+    page.keyboard.press("h")
+    page.wait_for_timeout(300)
+    assert len(refused) == 1
 
 
 def test_a_ranked_move_to_a_foundation_is_not_offered_for_undo(open_page, server: Server) -> None:

@@ -12,6 +12,8 @@ export class ApiError extends Error {
     this.detail = detail;
     this.fields = body.fields || null;
     this.body = body;
+    this.retryAfter = null; // seconds, from a 429's Retry-After
+
   }
 }
 
@@ -109,7 +111,9 @@ async function answer(response) {
   if (!response.ok) {
     const code = (data && data.code) || `http_${response.status}`;
     const detail = (data && data.detail) || `${response.status} ${response.statusText || "error"}`;
-    throw new ApiError(response.status, code, detail, data || {});
+    const error = new ApiError(response.status, code, detail, data || {});
+    if (response.status === 429) error.retryAfter = retryAfterSeconds(response);
+    throw error;
   }
   return data;
 }

@@ -167,7 +167,7 @@ export class GameView {
     this.undoRuled = playing ? stands : "";
     this.undoBtn.title = this.undoRuled || "Undo (u)";
     this.resignBtn.disabled = !playing;
-    if (this.hintBtn) this.hintBtn.disabled = !playing;
+    this.renderHint();
     this.renderClock();
     return pickLost;
   }
@@ -336,7 +336,7 @@ export class GameView {
   }
 
   async hint() {
-    if (this.readOnly || this.status !== "playing" || !this.hintBtn) return;
+    if (this.readOnly || this.status !== "playing" || !this.hintBtn || this.hintBtn.disabled) return;
     this.hintBtn.disabled = true;
     const asked = this.server.v;
     try {
@@ -355,9 +355,21 @@ export class GameView {
       }
     } catch (err) {
       this.message(err.detail || String(err), "error");
+      // Throttled: the button rests until the server takes hints again, and says when.
+      if (err.status === 429 && err.retryAfter) this.hintResumeAt = Date.now() + err.retryAfter * 1000;
     } finally {
-      this.hintBtn.disabled = false;
+      this.renderHint();
     }
+  }
+
+  renderHint() {
+    if (!this.hintBtn) return;
+    const playing = this.server.status === "playing" && !this.server.day_over;
+    const wait = Math.ceil(((this.hintResumeAt || 0) - Date.now()) / 1000);
+    this.hintBtn.disabled = !playing || wait > 0;
+    this.hintBtn.title = wait > 0 ? `Too many hints: again in ${wait} s` : "Hint (h)";
+    clearTimeout(this.hintTimer);
+    if (wait > 0) this.hintTimer = setTimeout(() => this.renderHint(), 1000);
   }
 
   async resign() {
