@@ -161,6 +161,13 @@ export class Table {
       this.room = 0;
     }
     this.root.classList.toggle("top-split", top.split);
+    // Two lines, the foundations' half of a line each beside the rest (Barricade A on a phone:
+    // the stock, then eight foundations): the foundations as one block of two rows, not a
+    // second line that starts under the stock, which read as a ninth foundation.
+    const fcols = Math.ceil(p.foundations / 2);
+    const block = top.lines === 2 && !top.split && slots - p.foundations + fcols === Math.ceil(slots / 2);
+    this.root.classList.toggle("top-block", block);
+    this.root.style.setProperty("--fcols", String(fcols));
     this.root.style.setProperty("--topw", `${top.topw}px`);
     // One row of piles narrower than the table (cards shrunk for a long pile): the top row
     // takes the tableau's width, so that its ends line up with the tableau's columns.
