@@ -21,6 +21,15 @@ def scope_header(scope: dict, name: bytes) -> str | None:
     return ",".join(values) if values else None
 
 
+def authorization_parts(header: str) -> tuple[str, str] | None:
+    """An `Authorization` header as DRF's TokenAuthentication reads it: split on any
+    whitespace (a tab too), a scheme in any case and one credential after it; else None, which
+    DRF refuses. Read so by the per-client limit and the socket handshake, so that `token KEY`
+    and `Token  KEY` are one client and one sign-in, as over REST."""
+    parts = header.split()
+    return (parts[0].lower(), parts[1]) if len(parts) == 2 else None
+
+
 def forwarded_for(remote: str, forwarded: str | None, num_proxies: int) -> str:
     """The address the nearest trusted proxy saw: `remote` itself with no proxy in front."""
     if num_proxies == 0 or not forwarded:

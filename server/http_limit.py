@@ -46,7 +46,12 @@ from weakref import WeakKeyDictionary
 
 from django.http.cookie import parse_cookie
 
-from server.client_address import client_block, forwarded_for, scope_header
+from server.client_address import (
+    authorization_parts,
+    client_block,
+    forwarded_for,
+    scope_header,
+)
 
 # Never wait for a slot: the health check (exactly) and the static files.
 EXEMPT_PATHS = ("/api/health",)
@@ -131,10 +136,9 @@ class ConcurrencyLimit:
     def client(self, scope: dict) -> tuple[str, ...]:
         """Who the request counts against: its credential as sent, else its address."""
         authorization = scope_header(scope, b"authorization")
-        if authorization is not None:
-            parts = authorization.split()
-            if len(parts) == 2:  # else DRF refuses it: no credential, the address counts
-                return ("credential", parts[0].lower(), parts[1])
+        credential = authorization_parts(authorization) if authorization is not None else None
+        if credential is not None:  # else DRF refuses it: no credential, the address counts
+            return ("credential", *credential)
         cookies = scope_header(scope, b"cookie")
         if cookies:
             session = parse_cookie(cookies).get(self.session_cookie)

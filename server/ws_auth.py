@@ -21,7 +21,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
 
-from server.client_address import scope_header
+from server.client_address import authorization_parts, scope_header
 
 
 @database_sync_to_async
@@ -41,10 +41,8 @@ class TokenAuthMiddleware(BaseMiddleware):
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
         header = scope_header(scope, b"authorization")
         if header is not None:
-            # Read as DRF's TokenAuthentication reads it for REST: split on any whitespace (a
-            # tab too), a scheme in any case and one key after it.
-            parts = header.split()
-            key = parts[1] if len(parts) == 2 and parts[0].lower() == "token" else ""
+            scheme, key = authorization_parts(header) or ("", "")
+            key = key if scheme == "token" else ""
             user = await _user_for_token(key) if key else None
             scope = dict(scope, user=user or AnonymousUser(), auth_via="token", token=key)
         return await super().__call__(scope, receive, send)
