@@ -13,7 +13,6 @@ export class ApiError extends Error {
     this.fields = body.fields || null;
     this.body = body;
     this.retryAfter = null; // seconds, from a 429's Retry-After
-
   }
 }
 

@@ -20,6 +20,10 @@ import { confirmDialog, gameTitle, h, formatSeconds, modalOpen, plural, statusTe
 const UNDO_REVEALED = "No undo here: in a ranked attempt a move that turned a card up stands.";
 const UNDO_FOUNDATION = "No undo here: in a ranked attempt a card on a foundation stays there.";
 const toFoundation = (move) => typeof move === "string" && /-f\d+(:|$)/.test(move);
+// An action of this page's: as a state's `last_move` names it, and as a message names it.
+const actionString = (a) => (a.kind === "undo" ? "undo" : a.move);
+const yourAction = (a) => (a.kind === "undo" ? "your undo" : "your move");
+const movedOn = (a, when) => `Not played: the game moved on in another tab or on another device before ${yourAction(a)} ${when}.`;
 
 const FLIGHT_TIMEOUT_MS = 10000;
 const MESSAGE_MIN_MS = 600; // a message stays at least this long, whatever the player presses
@@ -393,7 +397,7 @@ export class GameView {
   pump() {
     if (this.inflight || !this.queue.length) return;
     if (!this.socket.isOpen) {
-      const what = this.queue[this.queue.length - 1].kind === "undo" ? "your undo" : "your move";
+      const what = yourAction(this.queue[this.queue.length - 1]);
       this.message(`Not connected: ${what} will be sent when the connection is back.`, "info");
       this.renderConn();
       return;
@@ -423,9 +427,7 @@ export class GameView {
   // now that the server has answered the one before: the server's position has no such move,
   // or the move would take other cards (a draw landed on the waste meanwhile). Null: send it.
   outdated(item) {
-    if (item.v !== this.server.v) {
-      return `Not played: the game moved on in another tab or on another device before ${item.kind === "undo" ? "your undo" : "your move"} was sent.`;
-    }
+    if (item.v !== this.server.v) return movedOn(item, "was sent");
     if (!item.behind || item.kind !== "move") return null;
     if (!(this.server.legal_moves || []).includes(item.move)) {
       return `Not played: ${describeMove(this.server, item.move)} is not a legal move once the move before it is made.`;
@@ -491,7 +493,7 @@ export class GameView {
     const f = this.inflight;
     let lost = null; // an action whose answer went with the old connection, overtaken
     if (f) {
-      const landed = f.acked || (v === f.v + 1 && d.last_move === (f.kind === "undo" ? "undo" : f.move));
+      const landed = f.acked || (v === f.v + 1 && d.last_move === actionString(f));
       if (v > f.v && (landed || fresh)) {
         this.inflight = null; // it landed, or the game moved on without it
         clearTimeout(this.flightTimer);
@@ -534,12 +536,11 @@ export class GameView {
   // An action whose answer was lost with its connection, while the game moved on: whether it
   // was made is in the history (the row played on its version). Said only if it was not.
   tellIfNotMade(f, v) {
-    const what = f.kind === "undo" ? "your undo" : "your move";
-    const told = () => this.message(`Not played: the game moved on in another tab or on another device before ${what} reached the server.`, "error");
+    const told = () => this.message(movedOn(f, "reached the server"), "error");
     if (v === f.v + 1) return told(); // the one action made on its version was another
     get(`/api/games/${this.game.id}/moves?after=${f.v}&limit=1`).then((rows) => {
       const made = rows && rows[0] ? rows[0].move : null;
-      if (made !== null && made !== (f.kind === "undo" ? "undo" : f.move)) told();
+      if (made !== null && made !== actionString(f)) told();
     }, () => {});
   }
 

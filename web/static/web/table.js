@@ -32,14 +32,12 @@ const DOUBLE_TAP_MS = 350;
 // How long after a stack is refused a click on another pile is taken as its drop, not a pick.
 const REFUSED_DROP_MS = 4000;
 
-// What an empty tableau pile takes (RULES.md P4, F5; K5, B5: nothing), said beside "empty"
-// to a screen reader as the pile's mark (style.css) shows it.
-const EMPTY_TABLEAU = {
-  portuguese: ", a King only",
-  chinese_freecell: ", a King only",
-  countess: ", closed for good",
-  barricade: ", closed for good",
-};
+// What an empty tableau pile takes (RULES.md P4, F5; K5, B5: nothing; S4, any card, is left
+// unmarked): the mark the empty pile shows (its `data-mark`, style.css) and what a screen
+// reader hears beside "empty".
+const KING_ONLY = { mark: "K", said: ", a King only" };
+const CLOSED = { mark: "\u2715", said: ", closed for good" };
+const EMPTY_TABLEAU = { portuguese: KING_ONLY, chinese_freecell: KING_ONLY, countess: CLOSED, barricade: CLOSED };
 
 export class Table {
   constructor(root, variant, { readOnly = false, onMove, onMessage } = {}) {
@@ -107,7 +105,12 @@ export class Table {
     for (let i = 0; i < p.foundations; i++) right.append(this.pileEl(`f${i}`, "foundation"));
     top.append(left, right);
     const tableau = el("div", "tableau");
-    for (let i = 0; i < p.tableau; i++) tableau.append(this.pileEl(`t${i}`, "tableau-pile"));
+    const empty = EMPTY_TABLEAU[v.id];
+    for (let i = 0; i < p.tableau; i++) {
+      const pile = this.pileEl(`t${i}`, "tableau-pile");
+      if (empty) pile.dataset.mark = empty.mark;
+      tableau.append(pile);
+    }
     this.tableauEl = tableau;
     this.root.append(top, tableau);
     this.layout();
@@ -311,7 +314,7 @@ export class Table {
       const top = this.state.stock.top;
       return top ? `${name}: ${cardName(top)} on top, ${count} cards` : `${name}: ${count} cards, draw`;
     }
-    if (!cards.length) return `${name}: empty${id[0] === "t" ? EMPTY_TABLEAU[this.variant.id] || "" : ""}`;
+    if (!cards.length) return `${name}: empty${id[0] === "t" ? EMPTY_TABLEAU[this.variant.id]?.said || "" : ""}`;
     return `${name}: ${cardName(cards[cards.length - 1])} on top, ${cards.length} card${cards.length > 1 ? "s" : ""}`;
   }
 
