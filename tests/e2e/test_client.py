@@ -680,10 +680,17 @@ def test_practice_sequences_double_click_draw_and_stock(open_page, server: Serve
     expect(page.get_by_test_id("status")).to_have_text("Resigned")
     expect(page.locator(".game .help")).to_be_hidden()  # no play left to explain
     assert rest_game(server, game["id"], token)["status"] == "resigned"
-    # "New deal" opens the practice form on this game (a route with a query).
-    page.get_by_role("link", name="New deal").click()
-    expect(page.get_by_test_id("practice-form")).to_be_visible()
-    expect(page.get_by_test_id("practice-variant")).to_have_value(game["variant"])
+    # "New deal" deals another random game of the same variant at once and opens it.
+    page.get_by_test_id("result-new-deal").click()
+    expect(page.get_by_test_id("result")).to_have_count(0)
+    expect(page).not_to_have_url(re.compile(rf"#/play/{game['id']}$"))
+    expect(page).to_have_url(re.compile(r"#/play/\d+$"))
+    wait_live(page)
+    expect(page.get_by_test_id("status")).to_have_text("Playing")
+    expect(page.get_by_test_id("moves")).to_have_text("0")
+    new_id = game_id(page)
+    assert new_id != game["id"]
+    assert rest_game(server, new_id, token)["variant"] == game["variant"]
 
 
 def test_the_result_dialog_gives_the_focus_to_the_banner(open_page, server: Server) -> None:

@@ -527,6 +527,11 @@ function resultDialog(d, game, variant, view) {
   // Stuck in practice: the move that left no move may be taken back (the server reopens it).
   const undoBtn = view.reopenable({ status: d.status })
     ? h("button", { type: "button", "data-testid": "result-undo" }, "Undo last move") : null;
+  // A practice game's next step: another random deal of the same game, dealt at once (it
+  // opened the practice form, one more page and press before the next game).
+  const newDeal = game.daily || readOnly ? null
+    : h("button", { type: "button", "data-testid": "result-new-deal" }, "New deal");
+  const dealError = h("div");
   const box = h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "result-title" },
     h("h2", { id: "result-title" }, title),
     h("p", { class: "big" }, won ? `All ${variant.cards} cards home.` : d.foundation_cards != null ? `${d.foundation_cards} of ${variant.cards} cards on the foundations.` : ""),
@@ -536,12 +541,27 @@ function resultDialog(d, game, variant, view) {
       d.rank ? [h("dt", {}, "Rank"), h("dd", { "data-testid": "result-rank" }, `#${d.rank}`)] : null),
     h("div", { class: "row" }, closeBtn, undoBtn, h("a", { href: `#/replay/${game.id}`, class: "button", "data-testid": "result-replay" }, "Replay"),
       h("a", { href: "#/", class: "button" }, "Lobby"),
-      game.daily || readOnly ? null : h("a", { href: `#/practice?variant=${game.variant}`, class: "button" }, "New deal")));
+      newDeal),
+    dealError);
   // Back to the banner that says how the game ended, or the game's heading.
   const fallback = view.bannerEl.hidden ? view.root.querySelector("h2") : view.bannerEl;
   const close = modal(box, { testid: "result", status: d.status, fallback });
   closeBtn.addEventListener("click", close);
   if (undoBtn) undoBtn.addEventListener("click", () => { close(); view.undo(); });
+  if (newDeal) {
+    newDeal.addEventListener("click", async () => {
+      newDeal.disabled = true;
+      dealError.replaceChildren();
+      try {
+        const next = await post("/api/games", { variant: game.variant });
+        close();
+        location.hash = `#/play/${next.id}`;
+      } catch (err) {
+        dealError.replaceChildren(errorBox(err));
+        newDeal.disabled = false;
+      }
+    });
+  }
   closeBtn.focus();
   return close;
 }
