@@ -127,16 +127,19 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def open_page(server: Server, browser):  # noqa: ANN001, ANN201
-    """open_page(viewport=DESKTOP) -> a fresh page in its own context (its own cookies).
+    """open_page(viewport=DESKTOP, **context_options) -> a fresh page in its own context (its
+    own cookies); `has_touch=True` for a touch screen.
 
     JavaScript errors on the page fail the test.
     """
     contexts = []
     errors: list[str] = []
 
-    def make(viewport: dict | None = None):  # noqa: ANN202
+    def make(viewport: dict | None = None, **options):  # noqa: ANN003, ANN202
         server.wait_ready()
-        context = browser.new_context(viewport=viewport or DESKTOP, base_url=server.base_url)
+        context = browser.new_context(
+            viewport=viewport or DESKTOP, base_url=server.base_url, **options
+        )
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()

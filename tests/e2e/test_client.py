@@ -1794,3 +1794,58 @@ def test_an_empty_tableau_pile_shows_what_it_takes(
     content = emptied.evaluate("e => getComputedStyle(e, '::before').content")
     assert content == f'"{mark}"'
     shot(page, f"22-empty-tableau-{variant}")
+
+
+def _swipe(page: Page, x: float, y: float, dy: float, during=None) -> None:  # noqa: ANN001
+    """A finger's swipe, as a touch screen sends it (Chromium's own touch input, through its
+    gesture handling and each element's touch-action): down at (x, y), up by `dy` in steps;
+    `during()` is called before the finger lifts."""
+    cdp = page.context.new_cdp_session(page)
+
+    def touch(kind: str, *at: float) -> None:
+        points = [{"x": x, "y": at[0]}] if at else []
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    touch("touchStart", y)
+    for step in range(1, 11):
+        touch("touchMove", y - dy * step / 10)
+    if during:
+        during()
+    touch("touchEnd")
+    cdp.detach()
+
+
+def test_a_swipe_on_a_card_that_cannot_be_dragged_scrolls_the_page(
+    open_page, server: Server
+) -> None:
+    """On a phone the table is taller than the screen, and every card took the touch: a swipe
+    that began on any card did nothing (or dragged it), so the page scrolled only from its
+    margins. A card that cannot be dragged (under a column's top, without sequence moves) now
+    lets the swipe scroll; a column's top card still drags."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 1}, token)
+    page = open_page({"width": 390, "height": 420}, has_touch=True, is_mobile=True)
+    log_in_to_game(page, name, game["id"])
+    assert page.evaluate("document.documentElement.scrollHeight > innerHeight + 150")
+    column = pile(page, "t0").locator(".card")
+    under = column.first.bounding_box()
+    _swipe(page, under["x"] + under["width"] / 2, under["y"] + 6, 120)
+    page.wait_for_function("window.scrollY > 40")
+    expect(page.get_by_test_id("moves")).to_have_text("0")
+    expect(page.get_by_test_id("drag-layer")).to_have_count(0)
+    # The column's top card takes the same swipe as a drag (let go where no pile is).
+    top = column.last.bounding_box()
+    dragging = lambda: expect(page.get_by_test_id("drag-layer")).to_have_count(1)  # noqa: E731
+    _swipe(page, top["x"] + top["width"] / 2, top["y"] + 6, 60, during=dragging)
+    expect(page.get_by_test_id("drag-layer")).to_have_count(0)
+    expect(page.get_by_test_id("moves")).to_have_text("0")
+    # A watcher's swipe scrolls from any card, and is not told that only the owner can play.
+    watcher = open_page({"width": 390, "height": 420}, has_touch=True, is_mobile=True)
+    log_in(watcher, server.register()[0], f"/#/watch/{game['id']}")
+    wait_live(watcher)
+    top = pile(watcher, "t0").locator(".card").last.bounding_box()
+    _swipe(watcher, top["x"] + top["width"] / 2, top["y"] + 6, 120)
+    watcher.wait_for_function("window.scrollY > 40")
+    expect(watcher.get_by_test_id("drag-layer")).to_have_count(0)
+    watcher.wait_for_timeout(200)
+    expect(watcher.get_by_test_id("message")).not_to_have_class(re.compile(r"\bshow\b"))

@@ -58,7 +58,11 @@ export class Table {
     this._down = (e) => this.pointerDown(e);
     this._move = (e) => this.pointerMove(e);
     this._up = (e) => this.pointerUp(e);
-    this._cancel = () => this.cancelDrag();
+    // The browser took the touch (a scroll, a zoom): no drag, and its end is no tap.
+    this._cancel = () => {
+      this.press = null;
+      this.cancelDrag();
+    };
     this._key = (e) => this.keyDown(e);
     this._ctx = (e) => {
       if (e.target.closest(".card")) e.preventDefault();
@@ -291,7 +295,13 @@ export class Table {
       if (cards.length) pile.append(cardElement(cards[cards.length - 1], cards.length - 1));
       if (cards.length > 1) pile.append(badge(cards.length));
     } else {
-      cards.forEach((code, i) => pile.append(cardElement(code, i)));
+      cards.forEach((code, i) => {
+        const card = cardElement(code, i);
+        // Without sequence moves only a column's top card can be dragged: a touch on one
+        // under it scrolls the page (style.css), as on a face-down card.
+        if (!this.sequences && i < cards.length - 1) card.classList.add("fixed");
+        pile.append(card);
+      });
     }
     // The stock and the waste are named under them: a face-up stock (Barricade A) with its
     // count looked like a foundation.
@@ -539,11 +549,14 @@ export class Table {
     const cardEl = e.target.closest(".card");
     const index = cardEl && cardEl.dataset.index != null ? Number(cardEl.dataset.index) : null;
     const n = this.countFor(id, index);
-    const len = pileCards(this.state || { tableau: [], foundations: [], cells: [], waste: [], stock: {} }, id).length;
-    // Without sequence moves only the top card can be dragged; a press on a buried card
-    // still works as a click on its pile.
-    const draggable = !!cardEl && (this.sequences ? index != null : index === len - 1 || id[0] !== "t");
-    this.press = { id, n, x: e.clientX, y: e.clientY, pointerId: e.pointerId, cardEl, draggable };
+    // A face-down card, or one under a column's top without sequence moves, cannot be dragged;
+    // a press on it still works as a click on its pile.
+    const draggable = index != null && !cardEl.classList.contains("fixed");
+    // A touch where style.css lets the page scroll (a card that cannot be dragged, a watched
+    // or finished table, a pile's bare ground) is the browser's once it moves: a swipe there
+    // scrolls, and is neither a drag, nor a tap, nor a watcher's "only its owner can play".
+    const pans = e.pointerType === "touch" && getComputedStyle(cardEl || pileEl).touchAction !== "none";
+    this.press = { id, n, x: e.clientX, y: e.clientY, pointerId: e.pointerId, cardEl, draggable, pans };
     if (e.pointerType !== "mouse") e.preventDefault();
   }
 
@@ -557,6 +570,10 @@ export class Table {
     }
     const dist = Math.hypot(e.clientX - press.x, e.clientY - press.y);
     if (dist < DRAG_THRESHOLD) return;
+    if (press.pans) {
+      this.press = null;
+      return;
+    }
     if (this.readOnly) {
       this.press = null;
       this.onMessage("You are watching this game: only its owner can play.");
@@ -624,8 +641,8 @@ export class Table {
 
   // A card held near the window's top or bottom edge scrolls the page until it leaves the
   // edge or the page ends, so a pile off screen can still be reached: on a phone Chinese
-  // FreeCell and Barricade A are taller than the screen, and a touch that starts on a card
-  // drags it rather than scrolling (touch-action: none).
+  // FreeCell and Barricade A are taller than the screen, and a touch that starts on a card it
+  // can drag drags it rather than scrolling (touch-action: none).
   edgeScroll() {
     const d = this.drag;
     if (!d || d.scrolling) return;
