@@ -171,7 +171,7 @@ export class GameView {
     this.undoRuled = playing ? stands : "";
     this.undoBtn.title = this.undoRuled || "Undo (u)";
     this.resignBtn.disabled = !playing;
-    this.renderHint();
+    this.renderHint(shown);
     this.renderClock();
     return pickLost;
   }
@@ -366,9 +366,11 @@ export class GameView {
     }
   }
 
-  renderHint() {
+  // Whether play is left, from the table as shown, as Undo and Resign read it (a move on its
+  // way never ends a game there: the client cannot know the cards it would turn).
+  renderHint(shown = this.display()) {
     if (!this.hintBtn) return;
-    const playing = this.server.status === "playing" && !this.server.day_over;
+    const playing = shown.status === "playing" && !shown.day_over;
     const wait = Math.ceil(((this.hintResumeAt || 0) - Date.now()) / 1000);
     this.hintBtn.disabled = !playing || wait > 0;
     this.hintBtn.title = wait > 0 ? `Too many hints: again in ${wait} s` : "Hint (h)";
