@@ -1340,6 +1340,30 @@ def test_profiles_and_all_time_boards(open_page, server: Server) -> None:
     expect(phone.get_by_test_id("account-form")).to_be_visible()
 
 
+def test_an_all_time_board_follows_attempts_as_they_finish(open_page, server: Server) -> None:
+    """An open all-time board takes in an attempt counted while it is shown, with no reload:
+    it was read once, and a reader saw a board that had moved on."""
+    name, token = server.register()
+    day = server.request("GET", "/api/daily", token=token)["date"]
+    page = open_page()
+    log_in(page, name, "/#/leaderboards/spanish")
+    expect(page.get_by_test_id("board-conn")).to_have_text("live")
+    total = page.get_by_test_id("alltime-total")
+    before = int(total.inner_text().split()[0])
+    other, other_token = server.register()
+    attempt = server.request("POST", f"/api/daily/{day}/spanish/play", {}, other_token)
+    server.request("POST", f"/api/games/{attempt['id']}/resign", {}, other_token)
+    expect(total).to_have_text(re.compile(rf"^{before + 1} players?$"))
+    board = server.request("GET", "/api/leaderboards/spanish?page=1&page_size=20", token=token)
+    shown = page.get_by_test_id("alltime-row").evaluate_all(
+        "rows => rows.map(r => r.dataset.username)"
+    )
+    assert shown == [e["username"] for e in board["entries"]]
+    # Another page's socket is closed with it (route: view.destroy).
+    page.get_by_role("navigation").get_by_role("link", name="Today").click()
+    expect(page.get_by_test_id("board-conn")).to_have_count(0)
+
+
 def test_a_refusal_names_cards_and_piles_as_the_table_does(open_page, server: Server) -> None:
     """The server's words for a refused move name piles by id ("t0"); the page says them as
     its table labels them ("Tableau 1"), as it says card codes."""

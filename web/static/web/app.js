@@ -470,8 +470,11 @@ async function allTimeView(variantId, token) {
   const vs = await variants();
   const page = Number(new URLSearchParams(location.hash.split("?")[1] || "").get("page")) || 1;
   const root = h("div", {});
-  await renderAllTime(root, variantId || vs[0].id, Math.max(1, Math.floor(page)), { variants: vs, me: app.me });
-  if (route.token === token) setView(null, root);
+  // Today's board, whose changes the page follows (the lobby's date may be a day old).
+  const today = (app.today = (await get("/api/daily")).date);
+  const view = await renderAllTime(root, variantId || vs[0].id, Math.max(1, Math.floor(page)), { variants: vs, me: app.me, today });
+  if (route.token === token) setView(view, root);
+  else view.destroy(); // the reader went on meanwhile
 }
 
 // ---- practice -----------------------------------------------------------------------------

@@ -5,6 +5,20 @@ import { get } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { formatSeconds, h, plural, statusText } from "./ui.js";
 
+// A board's connection pill, as the game's says it: a board that stopped updating says so.
+export function boardConn(testid = "board-conn") {
+  return h("span", { class: "conn small", "data-testid": testid, "data-state": "connecting" }, "…");
+}
+
+export function showBoardConn(el, status, info) {
+  el.dataset.state = status;
+  if (info.reason) el.title = `The server closed the connection: ${info.reason}`;
+  else if (status === "open") el.title = "";
+  el.textContent = {
+    open: "live", connecting: "connecting…", waiting: "offline · reconnecting", closed: "offline",
+  }[status] || status;
+}
+
 export class Leaderboard {
   constructor(root, { date, variant, me, today = null, title = "Leaderboard", onMine = null }) {
     this.root = root;
@@ -18,7 +32,7 @@ export class Leaderboard {
     this.mine = null;
     this.tbody = h("tbody", {});
     this.totalEl = h("span", { class: "muted", "data-testid": "lb-total" }, "");
-    this.connEl = h("span", { class: "conn small", "data-testid": "lb-conn", "data-state": "connecting" }, "…");
+    this.connEl = boardConn("lb-conn");
     this.meEl = h("p", { class: "lb-me", "data-testid": "lb-me", hidden: true });
     root.classList.add("leaderboard");
     root.dataset.testid = "leaderboard";
@@ -49,15 +63,7 @@ export class Leaderboard {
           this.refreshMine();
         }
       },
-      onstatus: (status, info) => {
-        this.connEl.dataset.state = status;
-        if (info.reason) this.connEl.title = `The server closed the connection: ${info.reason}`;
-        else if (status === "open") this.connEl.title = "";
-        // As the game's pill says it: a board that stopped updating says so, not just "…".
-        this.connEl.textContent = {
-          open: "live", connecting: "connecting…", waiting: "offline · reconnecting", closed: "offline",
-        }[status] || status;
-      },
+      onstatus: (status, info) => showBoardConn(this.connEl, status, info),
     });
   }
 

@@ -2,6 +2,8 @@
 // (GET /api/leaderboards/{variant}). Both are plain reads of the public API.
 
 import { get } from "./api.js";
+import { boardConn, showBoardConn } from "./leaderboard.js";
+import { ReconnectingSocket } from "./socket.js";
 import { formatSeconds, h, plural, statusText, variantName } from "./ui.js";
 
 const PAGE_SIZE = 20;
@@ -67,28 +69,71 @@ export async function renderProfile(root, username, { variants, me }) {
     table("profile-recent", ["Day", "Game", "Result", "Cards", "Moves", "Time"], recent, "None yet.")));
 }
 
-export async function renderAllTime(root, variantId, page, { variants, me }) {
+// The all-time board of one game, one page of it, kept live: a record changes when a ranked
+// attempt is counted, that is when one finishes, and then today's board of the game changes
+// too. So the page listens to that board's socket (`/ws/leaderboards/{today}/{variant}`) and
+// reads its own page again on each change after the first frame. (An attempt left open is
+// counted when its day closes, after midnight UTC: that the page sees on its next load.)
+// Returns the view, whose destroy() closes the socket.
+export async function renderAllTime(root, variantId, page, { variants, me, today }) {
   const variant = variants.find((v) => v.id === variantId) || variants[0];
-  const board = await get(`/api/leaderboards/${variant.id}?page=${page}&page_size=${PAGE_SIZE}`);
-  const pages = Math.max(1, Math.ceil(board.total / board.page_size));
+  const url = `/api/leaderboards/${variant.id}?page=${page}&page_size=${PAGE_SIZE}`;
   const tabs = h("nav", { class: "tabs", "aria-label": "Games" }, variants.map((v) => h("a", {
     href: `#/leaderboards/${v.id}`, class: v.id === variant.id ? "active" : "", "aria-current": v.id === variant.id ? "page" : null,
   }, v.name)));
-  const rows = board.entries.map((e) => h("tr", { class: me && e.username === me.username ? "me" : "", "data-testid": "alltime-row", "data-username": e.username },
-    h("td", {}, String(e.rank)),
-    h("td", { class: "who" }, h("span", { class: "name", title: e.username }, profileLink(e.username))),
-    h("td", {}, String(e.wins)),
-    h("td", {}, String(e.played)),
-    h("td", {}, ratioText(e.best_par_ratio)),
-    h("td", {}, String(e.longest_streak))));
-  const link = (n, text) => (n >= 1 && n <= pages
-    ? h("a", { class: "button small", href: `#/leaderboards/${variant.id}?page=${n}` }, text)
-    : h("span", { class: "button small disabled", "aria-disabled": "true" }, text));
+  const countEl = h("span", { class: "muted small", "data-testid": "alltime-total" });
+  const connEl = boardConn();
+  const boardBox = h("div", { class: "leaderboard flat" });
+  const pagerBox = h("div");
+  const draw = (board) => {
+    const pages = Math.max(1, Math.ceil(board.total / board.page_size));
+    const rows = board.entries.map((e) => h("tr", { class: me && e.username === me.username ? "me" : "", "data-testid": "alltime-row", "data-username": e.username },
+      h("td", {}, String(e.rank)),
+      h("td", { class: "who" }, h("span", { class: "name", title: e.username }, profileLink(e.username))),
+      h("td", {}, String(e.wins)),
+      h("td", {}, String(e.played)),
+      h("td", {}, ratioText(e.best_par_ratio)),
+      h("td", {}, String(e.longest_streak))));
+    const link = (n, text) => (n >= 1 && n <= pages
+      ? h("a", { class: "button small", href: `#/leaderboards/${variant.id}?page=${n}` }, text)
+      : h("span", { class: "button small disabled", "aria-disabled": "true" }, text));
+    countEl.textContent = plural(board.total, "player");
+    boardBox.replaceChildren(
+      table("alltime-board", ["#", "Player", "Wins", "Played", "Best par", "Longest streak"], rows, "Nobody has played a ranked attempt yet."));
+    pagerBox.replaceChildren(...(pages > 1 ? [h("p", { class: "row pager" }, link(board.page - 1, "\u2190 Previous"), h("span", { class: "muted small" }, `page ${board.page} of ${pages}`), link(board.page + 1, "Next \u2192"))] : []));
+  };
+  draw(await get(url));
   root.replaceChildren(h("section", { class: "panel", "data-testid": "alltime" },
-    h("div", { class: "section-head" }, h("h2", {}, "All-time leaderboards"), h("span", { class: "muted small" }, plural(board.total, "player"))),
+    h("div", { class: "section-head" }, h("h2", {}, "All-time leaderboards"), h("span", { class: "row" }, countEl, connEl)),
     tabs,
     h("p", { class: "muted small" }, `${variant.name}: daily challenges won, then the best par ratio (100 % matched the solver's line), then the longest streak of days played.`),
-    h("div", { class: "leaderboard flat" },
-      table("alltime-board", ["#", "Player", "Wins", "Played", "Best par", "Longest streak"], rows, "Nobody has played a ranked attempt yet.")),
-    pages > 1 ? h("p", { class: "row pager" }, link(board.page - 1, "\u2190 Previous"), h("span", { class: "muted small" }, `page ${board.page} of ${pages}`), link(board.page + 1, "Next \u2192")) : null));
+    boardBox, pagerBox));
+  // One read at a time; a change during a read asks for one more after it.
+  let reading = null;
+  let again = false;
+  const reread = async () => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = get(url).then(draw, () => { /* keep what is shown; the next change tries again */ });
+    await reading;
+    reading = null;
+    if (again) {
+      again = false;
+      reread();
+    }
+  };
+  let first = true;
+  const socket = new ReconnectingSocket(`/ws/leaderboards/${today}/${variant.id}`, {
+    onframe: (f) => {
+      if (f.t !== "leaderboard") return;
+      // The first frame is the board as it was just read; a reconnect's first frame may
+      // follow changes made while the socket was down.
+      if (first) first = false;
+      else reread();
+    },
+    onstatus: (status, info) => showBoardConn(connEl, status, info),
+  });
+  return { destroy: () => socket.close() };
 }
