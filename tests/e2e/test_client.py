@@ -801,6 +801,99 @@ def test_a_phone_held_sideways_shows_a_deal_on_one_screen(
         shot(page, f"13-{variant}-sideways-{viewport['width']}", full_page=False)
 
 
+# A line of moves per variant that grows one tableau pile long (found by a search on the
+# engine): (deal, the longest pile's length after it, the moves).
+LONG_PILES = {
+    "portuguese": (
+        5,
+        15,
+        "t8-t7 t2-t7 t9-t7 t2-t7 t11-t7 t6-t7 t6-t7 t2-t7 t6-t7 t1-t7 t0-t7",
+    ),
+    "spanish": (
+        3,
+        14,
+        "t4-t8 t0-t8 t2-t8 t2-t8 t10-t11 t3-t11 t6-t11 t5-t11 t0-t2 t0-t1 t5-t7 t10-t7 t5-t7 "
+        "t12-t3 t12-t7 t6-t7 t3-t7 t6-t3 t6-t2 t8-t6 t8-t4 t6-t4 t8-t6 t8-t7 t6-t7 t4-t6 t4-t7 "
+        "t6-t7",
+    ),
+    "countess": (
+        3,
+        13,
+        "draw draw draw draw draw draw waste-t2 draw draw draw draw draw draw waste-t0 t2-t0 draw "
+        "waste-t0 waste-t0 waste-t0 t3-t0 draw draw draw draw waste-t0 waste-t0 draw draw draw "
+        "draw waste-t0 waste-t1 draw draw draw draw draw draw waste-t0 draw draw draw draw "
+        "waste-t0 t1-t0",
+    ),
+    "barricade": (
+        3,
+        14,
+        "t7-t10 t8-t10 t3-t10 t3-t10 t0-t10 t7-t10 t5-t6 t5-t10 t7-t10 t5-t10 t3-t10 t0-t10",
+    ),
+    "chinese_freecell": (
+        3,
+        18,
+        "t3-t6 t6-t2:2 t9-t2 t9-t3 t2-t3:5 t7-t3 t7-c0 t7-t1 t7-t3 t0-t3 t0-t8 c0-t0 t10-c0 "
+        "t10-t1 t7-t10 c0-t7 t4-c0 t1-t4:3 t4-t1:4 t4-t9:2 t8-t0 t4-t8 t4-t5 t4-t6 t2-t4 c0-t2 "
+        "t1-t5:5 t6-t1 t10-t8 t7-c0 t1-t7:2 t1-t4 t1-t8 t7-t6 t7-t1:2 t8-t10:2 t8-t4 t0-t8 "
+        "t10-t0:3 t2-t0:2 t5-t7:2 t5-t9:4 t7-t9:2 t0-t4:4 t0-t10:2 t2-t7 t4-t10:4 t0-c1 t2-t0 "
+        "t2-t8 c1-t2 t0-t10:2 t9-t10:4 t9-t5:2 t9-t8:3 t5-t8:2 t3-t8:4",
+    ),
+}
+# Every pile's playable card (a pile's last card, or the empty pile) and the title, measured.
+PLAYABLE_JS = """() => { const box = (e) => e.getBoundingClientRect();
+  const cards = [...document.querySelectorAll('[data-testid=table] [data-pile]')].map(p => {
+    const c = p.querySelectorAll('.card'); return box(c.length ? c[c.length - 1] : p); });
+  const h2 = document.querySelector('[data-testid=game] .game-title h2');
+  return {bottom: Math.max(...cards.map(b => b.bottom)),
+          right: Math.max(...cards.map(b => b.right)),
+          narrowest: Math.min(...cards.map(b => b.width)),
+          title: h2.scrollWidth - h2.clientWidth, titleRight: box(h2).right,
+          wide: document.documentElement.scrollWidth - window.innerWidth}; }"""
+
+
+def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server: Server) -> None:
+    """Held sideways, a long pile (Chinese FreeCell's eighteen cards) ran past the screen's
+    bottom under the top row even at the smallest cards, and the game's title was cut with
+    "…". On the sizes of phones held sideways, every variant's piles with a long one among
+    them show every playable card without scrolling, at a size to read and drag, and the
+    title is whole."""
+    name, token = server.register()
+    games = {}
+    for variant, (deal, longest, line) in LONG_PILES.items():
+        game = server.request("POST", "/api/games", {"variant": variant, "deal": deal}, token)
+        game = play_rest(server, game["id"], token, line.split())
+        assert max(len(p) for p in game["state"]["tableau"]) == longest, variant
+        games[variant] = game
+    day = server.request("GET", "/api/daily", token=token)["date"]
+    attempt = server.request("POST", f"/api/daily/{day}/chinese_freecell/play", {}, token)
+    for viewport in (
+        {"width": 844, "height": 390},
+        {"width": 740, "height": 360},
+        {"width": 915, "height": 412},
+    ):
+        size = f"{viewport['width']}x{viewport['height']}"
+        page = open_page(viewport)
+        log_in(page, name)
+        for variant, game in games.items():
+            open_game(page, game["id"])
+            assert_table_matches(page, game["state"])
+            box = page.evaluate(PLAYABLE_JS)
+            assert box["bottom"] <= viewport["height"], (
+                f"{variant}'s long pile ends {box['bottom'] - viewport['height']:.0f}px below"
+                f" the {size} screen"
+            )
+            assert box["right"] <= viewport["width"] and box["wide"] <= 0, (variant, size, box)
+            assert box["narrowest"] >= 34, f"{variant}'s cards are {box['narrowest']}px wide"
+            assert box["title"] <= 0, f"{variant}'s title is cut at {size}"
+            assert page.evaluate(COVERED_CORNERS_JS) == 0, f"card corners of {variant} are covered"
+            shot(page, f"13-{variant}-long-sideways-{viewport['width']}", full_page=False)
+        # The longest title there is, a daily's ("Chinese FreeCell · Daily 2026-11-28"), whole.
+        open_game(page, attempt["id"])
+        box = page.evaluate(PLAYABLE_JS)
+        assert box["title"] <= 0 and box["titleRight"] <= viewport["width"], (size, box)
+        assert box["bottom"] <= viewport["height"], (size, box)
+
+
 def _a_game_and_another_tab(open_page, server: Server, deal: int) -> tuple[str, dict, Page, Page]:  # noqa: ANN001
     """A new player's practice game live in one tab, and the lobby in a second tab of the same
     browser (the same session): the player's name, the game, and the two pages."""

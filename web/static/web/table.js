@@ -21,6 +21,7 @@ const MAX_COLW = 120; // a card's widest (a large screen)
 const MIN_FIT_COLW = 48; // the narrowest a card gets to keep a long pile on screen
 const ONE_ROW = 46; // the narrowest card that keeps the tableau on one row (else two rows)
 const ONE_ROW_SHORT = 38; // … on a screen under 500px high held sideways, where two rows overflow
+const MIN_SIDE_COLW = 34; // … and the narrowest card there, the top row's piles beside the tableau
 const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep their size early on
 
 // The closest a tableau card may lie on the one before it: the corner's rank and suit (its
@@ -135,6 +136,9 @@ export class Table {
   // screen (a laptop) the cards shrink until the longest pile, fanned as close as its corners
   // allow, ends on screen, down to MIN_FIT_COLW; so its last card, the one that plays, stays
   // in reach without scrolling. Two rows (phones) scroll instead: they would get too small.
+  // A phone held sideways has too little height for a long pile under the top row: there the
+  // top row's piles may stand in columns beside the tableau instead (sideLayout), whichever
+  // of the two gives the larger cards that keep the longest pile on screen.
   layout() {
     const width = this.root.clientWidth;
     if (!width) return;
@@ -152,8 +156,10 @@ export class Table {
     const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
     const captions = Boolean(p.stock || p.waste);
     let top = this.topRow(width, gap, slots, cols, colw);
+    let side = null;
+    let avail = 0;
     if (cols === n) {
-      const avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
+      avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
       const longest = Math.max(FIT_AT_LEAST, ...this.pileLengths());
       // Above the tableau: the table's padding, the top row's lines, their gaps and captions.
       const above = (t) =>
@@ -164,22 +170,35 @@ export class Table {
         top = this.topRow(width, gap, slots, cols, colw);
       }
       this.room = avail - above(top) - 2; // what the tableau's piles may fan into
+      if (short) {
+        const fits = above(top) + pile(colw) <= avail;
+        const beside = this.sideLayout(width, gap, avail, pile);
+        if (beside && (beside.fits ? !fits || beside.colw > colw : !fits)) side = beside;
+      }
     } else {
       this.room = 0;
+    }
+    this.root.classList.toggle("side", Boolean(side));
+    if (side) {
+      colw = side.colw;
+      top = { topw: colw, split: false, lines: 1, balance: 0 };
+      this.room = avail - 2 * gap - 2;
+      this.root.style.setProperty("--lrows", String(side.lrows));
+      this.root.style.setProperty("--frows", String(side.frows));
     }
     this.root.classList.toggle("top-split", top.split);
     // Two lines, the foundations' half of a line each beside the rest (Barricade A on a phone:
     // the stock, then eight foundations): the foundations as one block of two rows, not a
     // second line that starts under the stock, which read as a ninth foundation.
     const fcols = Math.ceil(p.foundations / 2);
-    const block = top.lines === 2 && !top.split && slots - p.foundations + fcols === Math.ceil(slots / 2);
+    const block = !side && top.lines === 2 && !top.split && slots - p.foundations + fcols === Math.ceil(slots / 2);
     this.root.classList.toggle("top-block", block);
     this.root.style.setProperty("--fcols", String(fcols));
     this.root.style.setProperty("--topw", `${top.topw}px`);
     // One row of piles narrower than the table (cards shrunk for a long pile): the top row
     // takes the tableau's width, so that its ends line up with the tableau's columns.
     const tableauWidth = cols * colw + (cols - 1) * gap;
-    const aligned = top.lines === 1 && cols === n && slots * (top.topw + gap) - gap <= tableauWidth;
+    const aligned = !side && top.lines === 1 && cols === n && slots * (top.topw + gap) - gap <= tableauWidth;
     const topmax = top.balance || (aligned ? tableauWidth : 0);
     this.root.style.setProperty("--topmax", topmax ? `${topmax}px` : "none");
     this.root.style.setProperty("--cols", String(cols));
@@ -214,6 +233,35 @@ export class Table {
     const per = Math.ceil(slots / 2);
     const balance = lines === 2 && !split ? per * (topw + gap) - gap : 0;
     return { topw, split, lines, balance };
+  }
+
+  // The top row's piles in columns beside the tableau (a phone held sideways): the stock,
+  // the waste and the cells on its left, the foundations on its right, each group in as few
+  // columns as the height takes, their piles shared out evenly between them. The widest cards,
+  // down to MIN_SIDE_COLW, with which the longest pile (`pile(colw)`, its height) ends on
+  // screen; if none do, the narrowest that fit the width (`fits` false); null if none do.
+  // Returns {colw, lrows, frows, fits}.
+  sideLayout(width, gap, avail, pile) {
+    const p = this.variant.piles;
+    const n = p.tableau;
+    const left = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells;
+    const right = p.foundations;
+    const caption = p.stock || p.waste ? 12 : 0;
+    const inner = width - 2 * gap; // inside the table's padding
+    const height = avail - 2 * gap;
+    let shape = null;
+    for (let colw = Math.min(MAX_COLW, Math.floor((inner - (n - 1) * gap) / n)); colw >= MIN_SIDE_COLW; colw--) {
+      const rows = Math.max(1, Math.floor((height + gap) / (colw * 1.4 + gap + caption)));
+      const lcols = Math.ceil(left / rows);
+      const fcols = Math.ceil(right / rows);
+      const count = n + lcols + fcols;
+      // A group stands 2 gaps from the tableau (style.css), to read as apart from it.
+      const wide = count * colw + (count - 1) * gap + ((lcols ? 1 : 0) + (fcols ? 1 : 0)) * gap;
+      if (wide > inner) continue;
+      shape = { colw, lrows: lcols ? Math.ceil(left / lcols) : 1, frows: Math.ceil(right / fcols) };
+      if (2 * gap + pile(colw) <= avail) return { ...shape, fits: true };
+    }
+    return shape && { ...shape, fits: false };
   }
 
   pileLengths() {
