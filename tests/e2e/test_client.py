@@ -892,6 +892,19 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
         box = page.evaluate(PLAYABLE_JS)
         assert box["title"] <= 0 and box["titleRight"] <= viewport["width"], (size, box)
         assert box["bottom"] <= viewport["height"], (size, box)
+    # A short window with the leaderboard beside the game (from 961 px): the bar stays above the
+    # table, whose piles keep one row on screen (beside the bar they fell to two, off screen).
+    page = open_page({"width": 1024, "height": 480})
+    log_in(page, name)
+    open_game(page, attempt["id"])
+    expect(page.get_by_test_id("leaderboard")).to_be_visible()
+    box = page.evaluate(PLAYABLE_JS)
+    assert box["bottom"] <= 480 and box["title"] <= 0, box
+    rows = page.evaluate(
+        "new Set([...document.querySelectorAll('.tableau-pile')]"
+        ".map(p => Math.round(p.getBoundingClientRect().top))).size"
+    )
+    assert rows == 1, f"{rows} rows of piles at 1024x480 beside the leaderboard"
 
 
 def _a_game_and_another_tab(open_page, server: Server, deal: int) -> tuple[str, dict, Page, Page]:  # noqa: ANN001

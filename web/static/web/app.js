@@ -470,8 +470,9 @@ async function allTimeView(variantId, token) {
   const vs = await variants();
   const page = Number(new URLSearchParams(location.hash.split("?")[1] || "").get("page")) || 1;
   const root = h("div", {});
-  // Today's board, whose changes the page follows (the lobby's date may be a day old).
-  const today = (app.today = (await get("/api/daily")).date);
+  // Today's board, whose changes the page follows (the lobby's date may be a day old); the
+  // board itself does not wait for it.
+  const today = get("/api/daily").then((d) => (app.today = d.date), () => null);
   const view = await renderAllTime(root, variantId || vs[0].id, Math.max(1, Math.floor(page)), { variants: vs, me: app.me, today });
   if (route.token === token) setView(view, root);
   else view.destroy(); // the reader went on meanwhile
@@ -548,15 +549,20 @@ function resultDialog(d, game, variant, view) {
     dealError);
   // Back to the banner that says how the game ended, or the game's heading.
   const fallback = view.bannerEl.hidden ? view.root.querySelector("h2") : view.bannerEl;
-  const close = modal(box, { testid: "result", status: d.status, fallback });
+  let closed = false;
+  const close = modal(box, { testid: "result", status: d.status, fallback, onClose: () => { closed = true; } });
   closeBtn.addEventListener("click", close);
   if (undoBtn) undoBtn.addEventListener("click", () => { close(); view.undo(); });
   if (newDeal) {
     newDeal.addEventListener("click", async () => {
       newDeal.disabled = true;
       dealError.replaceChildren();
+      const from = location.hash;
       try {
         const next = await post("/api/games", { variant: game.variant });
+        // The player closed the dialog or went elsewhere meanwhile: the new game waits in
+        // their list; the page does not pull them to it.
+        if (closed || location.hash !== from) return;
         close();
         location.hash = `#/play/${next.id}`;
       } catch (err) {

@@ -72,9 +72,10 @@ export async function renderProfile(root, username, { variants, me }) {
 // The all-time board of one game, one page of it, kept live: a record changes when a ranked
 // attempt is counted, that is when one finishes, and then today's board of the game changes
 // too. So the page listens to that board's socket (`/ws/leaderboards/{today}/{variant}`) and
-// reads its own page again on each change after the first frame. (An attempt left open is
+// reads its own page again on each of its frames. (An attempt left open is
 // counted when its day closes, after midnight UTC: that the page sees on its next load.)
-// Returns the view, whose destroy() closes the socket.
+// `today`: the date, or a promise of it (null: not live). Returns the view, whose destroy()
+// closes the socket.
 export async function renderAllTime(root, variantId, page, { variants, me, today }) {
   const variant = variants.find((v) => v.id === variantId) || variants[0];
   const url = `/api/leaderboards/${variant.id}?page=${page}&page_size=${PAGE_SIZE}`;
@@ -124,16 +125,29 @@ export async function renderAllTime(root, variantId, page, { variants, me, today
       reread();
     }
   };
-  let first = true;
-  const socket = new ReconnectingSocket(`/ws/leaderboards/${today}/${variant.id}`, {
-    onframe: (f) => {
-      if (f.t !== "leaderboard") return;
-      // The first frame is the board as it was just read; a reconnect's first frame may
-      // follow changes made while the socket was down.
-      if (first) first = false;
-      else reread();
-    },
-    onstatus: (status, info) => showBoardConn(connEl, status, info),
+  let socket = null;
+  let gone = false;
+  // Today's date comes from GET /api/daily, which may be making the day's challenges: the
+  // board is shown without waiting for it, and without live updates if it fails.
+  Promise.resolve(today).then((day) => {
+    if (gone) return;
+    if (!day) {
+      connEl.hidden = true;
+      return;
+    }
+    socket = new ReconnectingSocket(`/ws/leaderboards/${day}/${variant.id}`, {
+      // Every frame, the first included: the board was read before the socket opened, and a
+      // reconnect's first frame may follow changes made while it was down.
+      onframe: (f) => {
+        if (f.t === "leaderboard") reread();
+      },
+      onstatus: (status, info) => showBoardConn(connEl, status, info),
+    });
   });
-  return { destroy: () => socket.close() };
+  return {
+    destroy: () => {
+      gone = true;
+      if (socket) socket.close();
+    },
+  };
 }

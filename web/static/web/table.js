@@ -171,14 +171,19 @@ export class Table {
       }
       this.room = avail - above(top) - 2; // what the tableau's piles may fan into
       if (short) {
-        const fits = above(top) + pile(colw) <= avail;
+        // Beside the tableau, the cards are sized for a long pile, as above; but the top row
+        // gives way only when a pile that is there now would end below the screen under it,
+        // or the side gets larger cards: tested on the pretended long pile, it gave a fresh
+        // deal's short piles far smaller cards (Barricade A at 667 by 375: 37 px against 48).
+        const real = Math.max(1, ...this.pileLengths());
+        const fitsNow = above(top) + colw * 1.4 + (real - 1) * leastFan(colw) <= avail;
         const beside = this.sideLayout(width, gap, avail, pile);
-        if (beside && (beside.fits ? !fits || beside.colw > colw : !fits)) side = beside;
+        if (beside && (!fitsNow || (beside.fits && beside.colw > colw))) side = beside;
       }
     } else {
       this.room = 0;
     }
-    this.root.classList.toggle("side", Boolean(side));
+    this.root.classList.toggle("side-piles", Boolean(side)); // not "side": the leaderboard aside's
     if (side) {
       colw = side.colw;
       top = { topw: colw, split: false, lines: 1, balance: 0 };
@@ -340,7 +345,12 @@ export class Table {
       if (count > 0) pile.append(badge(count));
     } else if (id === "waste" || id[0] === "f") {
       // Only the top card of a waste or foundation matters; show it and how many lie below.
-      if (cards.length) pile.append(cardElement(cards[cards.length - 1], cards.length - 1));
+      if (cards.length) {
+        const card = cardElement(cards[cards.length - 1], cards.length - 1);
+        // A card on a foundation never leaves it (RULES.md C3): not dragged, a touch scrolls.
+        if (id[0] === "f") card.classList.add("fixed");
+        pile.append(card);
+      }
       if (cards.length > 1) pile.append(badge(cards.length));
     } else {
       cards.forEach((code, i) => {
@@ -789,12 +799,16 @@ export class Table {
   pileAbove(from, below = false) {
     const a = from.getBoundingClientRect();
     const ax = a.left + a.width / 2;
+    // With the top row's piles beside the tableau, up and down stay in the pile's own column:
+    // nearest by rows, Down from the tableau's top went to the waste in the side column.
+    const ownColumn = this.root.classList.contains("side-piles");
     let best = null;
     let bestScore = Infinity;
     for (const pile of this.piles.values()) {
       const b = pile.getBoundingClientRect();
       const dy = b.top - a.top;
       if (below ? dy <= 4 : dy >= -4) continue;
+      if (ownColumn && (b.right <= a.left || b.left >= a.right)) continue;
       const score = Math.abs(dy) * 4 + Math.abs(b.left + b.width / 2 - ax); // nearest row first
       if (score < bestScore) {
         best = pile;
