@@ -29,6 +29,10 @@ const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep t
 function leastFan(colw) {
   return Math.ceil(colw * 1.4 * 0.02 + Math.max(12, colw * 0.3) + 2);
 }
+// The height of a pile of `cards` cards `colw` wide, fanned as close as their corners allow.
+function pileHeight(colw, cards) {
+  return colw * 1.4 + (cards - 1) * leastFan(colw);
+}
 const DOUBLE_TAP_MS = 350;
 // How long after a stack is refused a click on another pile is taken as its drop, not a pick.
 const REFUSED_DROP_MS = 4000;
@@ -160,11 +164,12 @@ export class Table {
     let avail = 0;
     if (cols === n) {
       avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
-      const longest = Math.max(FIT_AT_LEAST, ...this.pileLengths());
+      const lengths = this.pileLengths();
+      const longest = Math.max(FIT_AT_LEAST, ...lengths);
       // Above the tableau: the table's padding, the top row's lines, their gaps and captions.
       const above = (t) =>
         2 * gap + t.lines * (t.topw * 1.4) + (t.lines - 1) * gap + (captions ? 2 * gap + 12 + (t.lines - 1) * 12 : 2 * gap);
-      const pile = (c) => c * 1.4 + (longest - 1) * leastFan(c);
+      const pile = (c) => pileHeight(c, longest);
       while (colw > MIN_FIT_COLW && above(top) + pile(colw) > avail) {
         colw = Math.max(MIN_FIT_COLW, colw - 2);
         top = this.topRow(width, gap, slots, cols, colw);
@@ -175,8 +180,7 @@ export class Table {
         // gives way only when a pile that is there now would end below the screen under it,
         // or the side gets larger cards: tested on the pretended long pile, it gave a fresh
         // deal's short piles far smaller cards (Barricade A at 667 by 375: 37 px against 48).
-        const real = Math.max(1, ...this.pileLengths());
-        const fitsNow = above(top) + colw * 1.4 + (real - 1) * leastFan(colw) <= avail;
+        const fitsNow = above(top) + pileHeight(colw, Math.max(1, ...lengths)) <= avail;
         const beside = this.sideLayout(width, gap, avail, pile);
         if (beside && (!fitsNow || (beside.fits && beside.colw > colw))) side = beside;
       }
@@ -607,8 +611,8 @@ export class Table {
     const cardEl = e.target.closest(".card");
     const index = cardEl && cardEl.dataset.index != null ? Number(cardEl.dataset.index) : null;
     const n = this.countFor(id, index);
-    // A face-down card, or one under a column's top without sequence moves, cannot be dragged;
-    // a press on it still works as a click on its pile.
+    // A face-down card, or one marked .fixed (on a foundation, under a column's top without
+    // sequence moves), cannot be dragged; a press on it still works as a click on its pile.
     const draggable = index != null && !cardEl.classList.contains("fixed");
     // A touch where style.css lets the page scroll (a card that cannot be dragged, a watched
     // or finished table, a pile's bare ground) is the browser's once it moves: a swipe there
