@@ -12,7 +12,8 @@ then one process). A push's claim lapses after two minutes, for a process that d
 and the others try again until one has marked the push done.
 
 After publishing, the watch closes the day (games.records.close_day), beside its other work:
-the day's open attempts are counted in their players' records, once. As the process starts it
+the day's open attempts are counted in their players' records, once; then today's boards are
+pushed again, for the all-time pages that follow them (`close_days`). As the process starts it
 closes the days that ended while no server ran (after an upgrade from a version that did not
 count them: every past day, in the background, one attempt per transaction).
 
@@ -156,8 +157,16 @@ async def watch() -> None:
 def close_days(today: dt.date) -> int:
     """Count the open attempts of the days before `today` in their players' records, unless
     another process has claimed it (each attempt is counted once either way: the claim only
-    spares the others the walk). Returns the attempts counted (0 if claimed)."""
-    return _claimed(f"day-close:{today.isoformat()}", lambda: records.close_days_before(today))
+    spares the others the walk). Returns the attempts counted (0 if claimed).
+
+    Counted, they change the all-time boards, which have no socket of their own: an all-time
+    page follows today's board of its game (web/static/web/players.js), so today's boards are
+    pushed again once any was counted, unchanged, as the sign to read the records again."""
+    counted = _claimed(f"day-close:{today.isoformat()}", lambda: records.close_days_before(today))
+    if counted:
+        for challenge in DailyChallenge.objects.filter(date=today):
+            publish_board(challenge)
+    return counted
 
 
 _closing: asyncio.Task | None = None  # this process's close, while it runs (one at a time)

@@ -4,6 +4,7 @@ leaderboards, watching, reconnecting, and the table of every variant at phone an
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import re
@@ -1468,6 +1469,68 @@ def test_an_all_time_board_follows_attempts_as_they_finish(open_page, server: Se
     # Another page's socket is closed with it (route: view.destroy).
     page.get_by_role("navigation").get_by_role("link", name="Today").click()
     expect(page.get_by_test_id("board-conn")).to_have_count(0)
+
+
+def test_an_all_time_board_left_open_moves_to_the_new_day_at_midnight(
+    open_page, server: Server
+) -> None:
+    """At midnight UTC an all-time page follows the new day's board: it followed yesterday's,
+    and so missed every attempt finished after midnight until reloaded. The page is made to
+    believe it opened on the day before (its GET /api/daily answered so), then its clock is
+    run past midnight: it asks the server for the day, again while the server still says the
+    old one, and follows the board of the day the server names."""
+    name, token = server.register()
+    day = server.request("GET", "/api/daily", token=token)["date"]
+    yesterday = (dt.date.fromisoformat(day) - dt.timedelta(days=1)).isoformat()
+    answers = {"sticky": yesterday, "then": []}  # the dates GET /api/daily says, in turn
+
+    def daily(route) -> None:  # noqa: ANN001
+        response = route.fetch()
+        body = response.json()
+        if answers["then"]:
+            body["date"] = answers["then"].pop(0)
+        elif answers["sticky"]:
+            body["date"] = answers["sticky"]
+        route.fulfill(response=response, json=body)
+
+    page = open_page()
+    page.clock.install()  # time runs on, and can be taken past midnight
+    page.route("**/api/daily", daily)
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url.split("/ws/")[1]))
+    log_in(page, name, "/#/leaderboards/spanish")
+    expect(page.get_by_test_id("alltime-total")).to_be_visible()
+    _wait_for(page, lambda: f"leaderboards/{yesterday}/spanish" in sockets)
+
+    answers.update(sticky=None, then=[yesterday])  # the first ask after midnight: still the old day
+    to_midnight = page.evaluate("86400000 - Date.now() % 86400000")
+    page.clock.fast_forward(to_midnight + 3_500)
+    _wait_for(page, lambda: not answers["then"])  # asked, and told the old day
+    # Asked again some seconds later: the clock is run on a second at a time, as the answer
+    # and the page's next timer come when they come.
+    _wait_for(page, lambda: f"leaderboards/{day}/spanish" in sockets, step=page.clock.fast_forward)
+    assert sockets.count(f"leaderboards/{day}/spanish") == 1
+    expect(page.get_by_test_id("board-conn")).to_have_text("live")
+
+    # It follows the new day: an attempt finished now is taken in.
+    total = page.get_by_test_id("alltime-total")
+    before = int(total.inner_text().split()[0])
+    other, other_token = server.register()
+    attempt = server.request("POST", f"/api/daily/{day}/spanish/play", {}, other_token)
+    server.request("POST", f"/api/games/{attempt['id']}/resign", {}, other_token)
+    expect(total).to_have_text(re.compile(rf"^{before + 1} players?$"))
+
+
+def _wait_for(page: Page, test, step=None) -> None:  # noqa: ANN001
+    """Until `test()` holds, for 10 s: Playwright hands the page's events over while it waits.
+    `step(1000)` between looks, if given (the page's clock run on a second)."""
+    for _ in range(200):
+        if test():
+            return
+        if step:
+            step(1000)
+        page.wait_for_timeout(50)
+    raise AssertionError("not seen in time")
 
 
 def test_a_refusal_names_cards_and_piles_as_the_table_does(open_page, server: Server) -> None:

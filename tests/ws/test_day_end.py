@@ -64,6 +64,40 @@ async def test_day_end_tells_the_board_and_the_open_attempts(user, other_user, m
     await board.disconnect()
 
 
+async def test_a_close_that_counts_attempts_pushes_todays_boards_for_the_all_time_pages(
+    user, other_user, move_clock
+):  # noqa: ANN001
+    """An attempt left open changes its player's all-time records only when its day is closed,
+    after midnight; all-time pages follow today's boards (web/static/web/players.js), so the
+    close pushes them again, and only when it counted something."""
+    yesterday = clock.today()
+    challenge = await database_sync_to_async(daily.ensure_daily)(yesterday, "countess")
+    await database_sync_to_async(daily.play_daily)(user, challenge)  # left open
+    move_clock(1)
+    today = clock.today()
+    await database_sync_to_async(daily.ensure_daily)(today, "countess")
+    board = await connect(f"/ws/leaderboards/{today.isoformat()}/countess", other_user)
+    first = await recv(board)
+    assert first["t"] == "leaderboard" and first["d"]["total"] == 0
+
+    assert await database_sync_to_async(day_end.close_days)(today) == 1
+    pushed = await recv(board)
+    assert pushed == first  # today's board is as it was: the push only says "read again"
+    alltime = await database_sync_to_async(records_of)("countess")
+    assert [(e["username"], e["played"]) for e in alltime["entries"]] == [("alice", 1)]
+
+    # Nothing counted (claimed, or nothing left open): nothing pushed.
+    assert await database_sync_to_async(day_end.close_days)(today) == 0
+    assert await board.receive_nothing(timeout=0.3)
+    await board.disconnect()
+
+
+def records_of(variant: str) -> dict:
+    from games.leaderboards import alltime_board
+
+    return alltime_board(variant)
+
+
 def test_a_day_not_over_is_not_published() -> None:
     with pytest.raises(ValueError):
         day_end.publish_day_end(clock.today())

@@ -1,12 +1,16 @@
 // Players: a profile (GET /api/users/{name}) and the all-time boards
 // (GET /api/leaderboards/{variant}). Both are plain reads of the public API.
 
-import { get } from "./api.js";
+import { get, serverNow } from "./api.js";
 import { boardConn, showBoardConn } from "./leaderboard.js";
 import { ReconnectingSocket } from "./socket.js";
 import { formatSeconds, h, plural, statusText, variantName } from "./ui.js";
 
 const PAGE_SIZE = 20;
+// The all-time page asks for the new day this long after midnight UTC (the server's own watch
+// wakes a second after it: games.day_end.GRACE_SECONDS), and again this often until it has it.
+const NEXT_DAY_GRACE_MS = 3_000;
+const NEXT_DAY_RETRY_MS = 15_000;
 
 export function profileLink(username, text = username) {
   return h("a", { href: `#/players/${encodeURIComponent(username)}`, "data-testid": "profile-link" }, text);
@@ -72,10 +76,11 @@ export async function renderProfile(root, username, { variants, me }) {
 // The all-time board of one game, one page of it, kept live: a record changes when a ranked
 // attempt is counted, that is when one finishes, and then today's board of the game changes
 // too. So the page listens to that board's socket (`/ws/leaderboards/{today}/{variant}`) and
-// reads its own page again on each of its frames. (An attempt left open is
-// counted when its day closes, after midnight UTC: that the page sees on its next load.)
-// `today`: the date, or a promise of it (null: not live). Returns the view, whose destroy()
-// closes the socket.
+// reads its own page again on each of its frames. At midnight UTC (the server's clock) it
+// moves to the new day's board, and reads its page again: the attempts left open are counted
+// then, and the server pushes the new day's boards once it has counted them
+// (games.day_end.close_days). `today`: the date, or a promise of it (null: not live).
+// Returns the view, whose destroy() closes the socket and stops the wait for midnight.
 export async function renderAllTime(root, variantId, page, { variants, me, today }) {
   const variant = variants.find((v) => v.id === variantId) || variants[0];
   const url = `/api/leaderboards/${variant.id}?page=${page}&page_size=${PAGE_SIZE}`;
@@ -127,14 +132,9 @@ export async function renderAllTime(root, variantId, page, { variants, me, today
   };
   let socket = null;
   let gone = false;
-  // Today's date comes from GET /api/daily, which may be making the day's challenges: the
-  // board is shown without waiting for it, and without live updates if it fails.
-  Promise.resolve(today).then((day) => {
-    if (gone) return;
-    if (!day) {
-      connEl.hidden = true;
-      return;
-    }
+  let timer = null;
+  const follow = (day) => {
+    if (socket) socket.close();
     socket = new ReconnectingSocket(`/ws/leaderboards/${day}/${variant.id}`, {
       // Every frame, the first included: the board was read before the socket opened, and a
       // reconnect's first frame may follow changes made while it was down.
@@ -143,10 +143,35 @@ export async function renderAllTime(root, variantId, page, { variants, me, today
       },
       onstatus: (status, info) => showBoardConn(connEl, status, info),
     });
+    // The next day, asked of the server a little after its midnight; asked again until it
+    // says so (this browser's clock, set by the server's Date header, is right to a second).
+    const untilMidnight = (now) => 86_400_000 - (now % 86_400_000);
+    const next = async () => {
+      timer = null;
+      let date = null;
+      try {
+        date = (await get("/api/daily")).date;
+      } catch (err) { /* the server is away: ask again below */ }
+      if (gone) return;
+      if (date && date !== day) follow(date);
+      else timer = setTimeout(next, NEXT_DAY_RETRY_MS);
+    };
+    timer = setTimeout(next, untilMidnight(serverNow()) + NEXT_DAY_GRACE_MS);
+  };
+  // Today's date comes from GET /api/daily, which may be making the day's challenges: the
+  // board is shown without waiting for it, and without live updates if it fails.
+  Promise.resolve(today).then((day) => {
+    if (gone) return;
+    if (!day) {
+      connEl.hidden = true;
+      return;
+    }
+    follow(day);
   });
   return {
     destroy: () => {
       gone = true;
+      clearTimeout(timer);
       if (socket) socket.close();
     },
   };
