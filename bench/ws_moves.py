@@ -395,7 +395,8 @@ def run_cell(server: Daphne, n: int, seconds: float, rounds: int) -> Cell:
         cell.rounds.append((echo, moves))
         print(
             f"    round {r + 1}: echo {echo.rate:.0f}/s, moves {moves.rate:.0f}/s "
-            f"({moves.rate / echo.rate:.0%}; all sockets open in "
+            f"({moves.rate / echo.rate:.0%}; server CPU {echo.cpu.server / echo.count * 1e6:.0f}"
+            f" / {moves.cpu.server / moves.count * 1e6:.0f} µs a message; all sockets open in "
             f"{echo.opening * 1000:.0f} / {moves.opening * 1000:.0f} ms)",
             file=sys.stderr,
             flush=True,
