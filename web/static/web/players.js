@@ -11,6 +11,7 @@ const PAGE_SIZE = 20;
 // wakes a second after it: games.day_end.GRACE_SECONDS), and again this often until it has it.
 const NEXT_DAY_GRACE_MS = 3_000;
 const NEXT_DAY_RETRY_MS = 15_000;
+const NEXT_DAY_SPREAD_MS = 5_000;
 
 export function profileLink(username, text = username) {
   return h("a", { href: `#/players/${encodeURIComponent(username)}`, "data-testid": "profile-link" }, text);
@@ -156,7 +157,8 @@ export async function renderAllTime(root, variantId, page, { variants, me, today
       if (date && date !== day) follow(date);
       else timer = setTimeout(next, NEXT_DAY_RETRY_MS);
     };
-    timer = setTimeout(next, untilMidnight(serverNow()) + NEXT_DAY_GRACE_MS);
+    // Spread over a few seconds: every open page asks at once otherwise.
+    timer = setTimeout(next, untilMidnight(serverNow()) + NEXT_DAY_GRACE_MS + Math.random() * NEXT_DAY_SPREAD_MS);
   };
   // Today's date comes from GET /api/daily, which may be making the day's challenges: the
   // board is shown without waiting for it, and without live updates if it fails.
