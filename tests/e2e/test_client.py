@@ -342,6 +342,60 @@ def test_win_screen_shows_rank(open_page, server: Server) -> None:
     expect(page.get_by_test_id("game-over")).to_contain_text(f"rank {rank}")
 
 
+def test_a_ranked_attempt_started_from_its_intro_opens_at_the_top_with_one_board_socket(
+    open_page, server: Server
+) -> None:
+    """Started from the intro scrolled down to its button (a phone held sideways), the game
+    opened scrolled as far: its bar and top row off screen, the ranked clock running. And the
+    intro's board socket stayed open beside the game's own."""
+    name, _ = server.register()
+    page = open_page({"width": 667, "height": 375}, has_touch=True, is_mobile=True)
+    sockets: list = []
+    page.on("websocket", lambda ws: sockets.append(ws))
+    log_in(page, name, "/#/daily/chinese_freecell")
+    start = page.get_by_test_id("start-daily")
+    start.scroll_into_view_if_needed()
+    assert page.evaluate("window.scrollY") > 0  # the button is below the first screen
+    start.tap()
+    wait_live(page)
+    assert page.evaluate("window.scrollY") == 0
+    bar = page.locator(".game-bar").bounding_box()
+    assert bar and bar["y"] >= 0, bar
+    expect(page.locator("h2:focus")).to_contain_text("Chinese FreeCell")  # named, as a view is
+    boards = [ws for ws in sockets if "/ws/leaderboards/" in ws.url]
+    _wait_for(page, lambda: sum(not ws.is_closed() for ws in boards) == 1)
+    assert len(boards) == 2  # the intro's, closed, and the game's
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (1280, 800)])
+def test_a_daily_keeps_its_piles_in_one_row_beside_or_above_its_board(
+    open_page, server: Server, width: int, height: int
+) -> None:
+    """Beside the leaderboard, a 1024 px tablet left Portuguese Solitaire's thirteen piles a
+    column too narrow for one row: they took two rows of 84 px cards that ran far below the
+    screen. The board now goes under a game too wide to stand beside it, and stays beside
+    where there is room."""
+    name, token, page, gid = ranked_portuguese(
+        lambda: open_page({"width": width, "height": height}), server
+    )
+    rows = page.evaluate(
+        "new Set([...document.querySelectorAll('.tableau-pile')]"
+        ".map(p => Math.round(p.getBoundingClientRect().top))).size"
+    )
+    assert rows == 1, f"{rows} rows of piles at {width}x{height}"
+    table = page.locator(".table").bounding_box()
+    board = page.get_by_test_id("leaderboard").bounding_box()
+    assert table and board
+    if width == 1024:
+        assert board["y"] >= table["y"] + table["height"], (table, board)  # under the game
+    else:
+        assert board["x"] >= table["x"] + table["width"], (table, board)  # beside it
+    assert table["y"] + table["height"] <= height, table
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, overflow
+    shot(page, f"15-daily-portuguese-{width}x{height}", full_page=False)
+
+
 class HeldMoves:
     """The page's game socket, routed through the test: the first `count` move frames that
     `hold` picks are kept back (`held`: each as the page's socket, the server's and the text,

@@ -19,6 +19,7 @@ import { GameView } from "./game.js";
 import { Leaderboard } from "./leaderboard.js";
 import { profileLink, renderAllTime, renderProfile } from "./players.js";
 import { ReplayView } from "./replay.js";
+import { oneRowWidth } from "./table.js";
 import { formatSeconds, h, modal, plural, statusText, toast, variantName } from "./ui.js";
 
 const app = {
@@ -581,7 +582,13 @@ function mountGame(game, variant, { readOnly = false, extra = [], onFinished = n
   let board = null;
   let closeDialog = null;
   const layout = h("div", { class: aside ? "with-aside" : "solo" }, h("div", { class: "main-col" }, gameRoot, ...extra), aside);
+  // Beside the leaderboard, a game column too narrow for one row of its piles puts the
+  // board under the game instead (style.css .with-aside).
+  layout.style.setProperty("--game-min", `${oneRowWidth(variant)}px`);
   main.replaceChildren(layout);
+  // A game opens at the page's top: started from a daily's intro scrolled down to its button,
+  // it opened scrolled as far, its bar and top row off screen, the ranked clock running.
+  window.scrollTo(0, 0);
   const view = new GameView(gameRoot, {
     game,
     variant,
@@ -660,6 +667,8 @@ async function dailyView(variantId, token) {
   const start = async () => {
     const game = await post(`${base}/play`);
     if (route.token !== token) return;
+    // From the intro: its board's socket closes with it (the game's board opens its own).
+    if (app.view && app.view.destroy) app.view.destroy();
     let offered = false;
     mountGame(game, variant, {
       onFinished: () => {
@@ -679,6 +688,7 @@ async function dailyView(variantId, token) {
     button.disabled = true;
     try {
       await start();
+      announceView(); // the game, named and focused as a view the router opens
     } catch (ex) {
       err.replaceChildren(errorBox(ex));
       button.disabled = false;

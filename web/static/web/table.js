@@ -33,6 +33,12 @@ function leastFan(colw) {
 function pileHeight(colw, cards) {
   return colw * 1.4 + (cards - 1) * leastFan(colw);
 }
+// The narrowest table that keeps a variant's tableau on one row of ONE_ROW cards, at the gap
+// a table that wide has (layout()). Below it the piles take two rows.
+export function oneRowWidth(variant) {
+  const n = variant.piles.tableau;
+  return n * ONE_ROW + (n + 1) * 8;
+}
 const DOUBLE_TAP_MS = 350;
 // How long after a stack is refused a click on another pile is taken as its drop, not a pick.
 const REFUSED_DROP_MS = 4000;
