@@ -8,9 +8,11 @@ For each backend it starts the server as `make run` does (server.serve): `sqlite
 Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/1) and --workers daphne processes
 (default: one per core) on one port. PostgreSQL is BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/arena_bench, made anew for each backend. Then for each
-client count N: N users each play a real game over their own socket (send a random legal move, wait
-for the `state` frame, repeat), and, on the same server in the same run, N sockets send a
-frame of the same size to /ws/echo and wait for it back (the ceiling). The clock of a cell
+client count N: N users each play a real game over their own socket (send a random legal
+move, wait for the `state` frame, repeat; a game that ends, won or stuck, is followed by the
+player's next one on a new socket, so N play all window long), and, on the same server in the
+same run, N sockets send a frame of the same size to /ws/echo and wait for it back (the
+ceiling). The clock of a cell
 starts once all N sockets are open (`StartLine`). It prints moves (or echoes) per second,
 p50/p99 latency from send to reply, and the server processes' CPU time per message (which,
 unlike the rates, hardly depends on what else the machine is running). A second table splits
@@ -42,6 +44,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -161,17 +164,31 @@ async def make_users(server: Daphne, n: int, tag: str) -> list[str]:
     return await asyncio.gather(*(asyncio.to_thread(setup, i) for i in range(n)))
 
 
-async def new_games(server: Daphne, tokens: list[str], first_deal: int) -> list[int]:
-    """A new game for each user: a round starts from fresh deals, never from a stuck game."""
+async def new_games(
+    server: Daphne, tokens: list[str], first_deal: int, per_client: int = 1
+) -> list[list[int]]:
+    """`per_client` new games for each user, on deals first_deal + k * N + i: a round starts
+    from fresh deals, never from a stuck game."""
 
-    def setup(i: int, token: str) -> int:
-        status, game = server.call(
-            "POST", "/api/games", {"variant": VARIANT, "deal": first_deal + i}, token
-        )
-        assert status == 201, game
-        return game["id"]
+    def setup(i: int, token: str) -> list[int]:
+        n = len(tokens)
+        return [new_game(server, token, first_deal + k * n + i) for k in range(per_client)]
 
     return await asyncio.gather(*(asyncio.to_thread(setup, i, t) for i, t in enumerate(tokens)))
+
+
+def new_game(server: Daphne, token: str, deal: int) -> int:
+    status, game = server.call("POST", "/api/games", {"variant": VARIANT, "deal": deal}, token)
+    assert status == 201, game
+    return game["id"]
+
+
+def games_per_client(n: int) -> int:
+    """Games made for each of N clients before a moves window: about as many as they finish
+    in one (random play ends a Spanish game, won or stuck, after some 500 to 1,000 moves;
+    one client makes about 1,500 moves a second, ten about 4,000, a hundred about 10,000).
+    A client that finishes them all makes another during the window."""
+    return -(-30 // n) + 2
 
 
 class StartLine:
@@ -210,25 +227,47 @@ class StartLine:
 async def play_client(
     server: Daphne,
     token: str,
-    game_id: int,
+    game_ids: list[int],
     start: StartLine,
     latencies: list[float],
     rng: random.Random,
+    tally: GameTally,
+    play_on: bool,
 ) -> int:
+    """One player: a random legal move, then wait for its `state`, over and over. A game that
+    ends (won, or stuck) is followed by the next of `game_ids`, on a socket of its own, as a
+    player starts another (if `play_on`): random play ends most games within a window,
+    and a player who stopped there left the window's last seconds to fewer than N clients
+    (81 to 86 of 100 games ended inside each 10 s window of session 53's target cell)."""
     headers = {"Authorization": f"Token {token}"}
+    games = iter(game_ids)
     done = 0
-    async with connect(
-        f"{server.ws}/ws/games/{game_id}",
-        additional_headers=headers,
-        max_size=2**20,
-        open_timeout=start.open_timeout,
-    ) as ws:
-        state = orjson.loads(await ws.recv(decode=False))
+
+    async def open_next() -> tuple[Any, dict]:
+        gid = next(games, None)
+        if gid is None:  # all made before the window are played: another, as a player would
+            gid = await asyncio.to_thread(new_game, server, token, 10**9 + rng.randrange(10**9))
+            tally.made += 1
+        ws = await connect(
+            f"{server.ws}/ws/games/{gid}",
+            additional_headers=headers,
+            max_size=2**20,
+            open_timeout=start.open_timeout,
+        )
+        return ws, orjson.loads(await ws.recv(decode=False))
+
+    ws, state = await open_next()
+    try:
         until = await start.wait()
         while time.perf_counter() < until and done < start.limit:
             moves = state["d"]["legal_moves"]
             if state["d"]["status"] != "playing" or not moves:
-                break
+                tally.ended += 1
+                if not play_on:
+                    break
+                await ws.close()
+                ws, state = await open_next()
+                continue
             frame = {"t": "move", "d": {"move": rng.choice(moves), "v": state["v"], "id": done}}
             sent = time.perf_counter()
             await ws.send(orjson.dumps(frame), text=True)
@@ -242,6 +281,8 @@ async def play_client(
             state = reply
             done += 1
         await start.finish()
+    finally:
+        await ws.close()
     return done
 
 
@@ -272,8 +313,11 @@ async def echo_client(
 class Window:
     """One timed window of a cell: how many messages, in how long, at what CPU cost."""
 
-    def __init__(self, server: Daphne, start: StartLine, count: int) -> None:
+    def __init__(
+        self, server: Daphne, start: StartLine, count: int, games: GameTally | None = None
+    ) -> None:
         self.count = count
+        self.games = games
         self.elapsed = time.perf_counter() - start.started
         self.cpu = Clocks(server).since(start.clocks)
         self.opening = start.started - start.created
@@ -283,6 +327,14 @@ class Window:
         return self.count / self.elapsed if self.elapsed else float("nan")
 
 
+class GameTally:
+    """A moves window's games: how many ended in it, and how many were made in it."""
+
+    def __init__(self) -> None:
+        self.ended = 0
+        self.made = 0
+
+
 async def run_moves(
     server: Daphne,
     tokens: list[str],
@@ -290,16 +342,22 @@ async def run_moves(
     first_deal: int,
     latencies: list[float],
     line: Callable[[Daphne, int, float], StartLine] = StartLine,
+    play_on: bool = True,
 ) -> Window:
-    games = await new_games(server, tokens, first_deal)
+    """One moves window. `play_on`: a client whose game ends plays its next (play_client)."""
+    per_client = games_per_client(len(tokens)) if play_on else 1
+    games = await new_games(server, tokens, first_deal, per_client)
     start = line(server, len(tokens), seconds)
+    tally = GameTally()
     counts = await asyncio.gather(
         *(
-            play_client(server, tok, gid, start, latencies, random.Random(first_deal + i))
-            for i, (tok, gid) in enumerate(zip(tokens, games, strict=True))
+            play_client(
+                server, tok, ids, start, latencies, random.Random(first_deal + i), tally, play_on
+            )
+            for i, (tok, ids) in enumerate(zip(tokens, games, strict=True))
         )
     )
-    return Window(server, start, sum(counts))
+    return Window(server, start, sum(counts), tally)
 
 
 # A frame the size of a move frame out and a state frame back, roughly.
@@ -389,14 +447,14 @@ def run_cell(server: Daphne, n: int, seconds: float, rounds: int) -> Cell:
     move_users = asyncio.run(make_users(server, n, "m"))
     for r in range(rounds):
         echo = asyncio.run(run_echo(server, echo_users, seconds, cell.echo_latencies))
-        moves = asyncio.run(
-            run_moves(server, move_users, seconds, 1000 + r * n, cell.move_latencies)
-        )
+        first_deal = 1000 + r * n * games_per_client(n)
+        moves = asyncio.run(run_moves(server, move_users, seconds, first_deal, cell.move_latencies))
         cell.rounds.append((echo, moves))
         print(
             f"    round {r + 1}: echo {echo.rate:.0f}/s, moves {moves.rate:.0f}/s "
             f"({moves.rate / echo.rate:.0%}; server CPU {echo.cpu.server / echo.count * 1e6:.0f}"
-            f" / {moves.cpu.server / moves.count * 1e6:.0f} µs a message; all sockets open in "
+            f" / {moves.cpu.server / moves.count * 1e6:.0f} µs a message; games ended "
+            f"{moves.games.ended}, made in the window {moves.games.made}; all sockets open in "
             f"{echo.opening * 1000:.0f} / {moves.opening * 1000:.0f} ms)",
             file=sys.stderr,
             flush=True,
