@@ -1509,12 +1509,7 @@ def test_an_all_time_board_follows_attempts_as_they_finish(open_page, server: Se
     page = open_page()
     log_in(page, name, "/#/leaderboards/spanish")
     expect(page.get_by_test_id("board-conn")).to_have_text("live")
-    total = page.get_by_test_id("alltime-total")
-    before = int(total.inner_text().split()[0])
-    other, other_token = server.register()
-    attempt = server.request("POST", f"/api/daily/{day}/spanish/play", {}, other_token)
-    server.request("POST", f"/api/games/{attempt['id']}/resign", {}, other_token)
-    expect(total).to_have_text(re.compile(rf"^{before + 1} players?$"))
+    _another_players_attempt_is_counted(page, server, day)
     board = server.request("GET", "/api/leaderboards/spanish?page=1&page_size=20", token=token)
     shown = page.get_by_test_id("alltime-row").evaluate_all(
         "rows => rows.map(r => r.dataset.username)"
@@ -1567,9 +1562,15 @@ def test_an_all_time_board_left_open_moves_to_the_new_day_at_midnight(
     expect(page.get_by_test_id("board-conn")).to_have_text("live")
 
     # It follows the new day: an attempt finished now is taken in.
+    _another_players_attempt_is_counted(page, server, day)
+
+
+def _another_players_attempt_is_counted(page: Page, server: Server, day: str) -> None:
+    """A new player's ranked Spanish attempt of `day`, resigned: the open all-time board counts
+    one player more, with no reload."""
     total = page.get_by_test_id("alltime-total")
     before = int(total.inner_text().split()[0])
-    other, other_token = server.register()
+    _, other_token = server.register()
     attempt = server.request("POST", f"/api/daily/{day}/spanish/play", {}, other_token)
     server.request("POST", f"/api/games/{attempt['id']}/resign", {}, other_token)
     expect(total).to_have_text(re.compile(rf"^{before + 1} players?$"))
