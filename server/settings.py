@@ -7,6 +7,7 @@ project and the in-memory channel layer, so a fresh machine needs no services.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from contextlib import suppress
@@ -19,11 +20,34 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
 def env_bool(name: str, default: bool) -> bool:
+    """A switch. Anything but the usual spellings is refused: `DEBUG=maybe` read as "not 1"
+    started a server in production mode, with a complaint about its SECRET_KEY."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
-    return raw.strip().lower() in {"1", "true", "yes", "on"}
+    value = raw.strip().lower()
+    if value not in _TRUE | _FALSE:
+        raise ImproperlyConfigured(
+            f"{name} must be 1 or 0 (or true/false, yes/no, on/off), not {raw!r}"
+        )
+    return value in _TRUE
+
+
+def env_number(name: str, default: float) -> float:
+    """A rate, a burst or a number of seconds: more than 0 (a float() of a typo was a traceback)."""
+    raw = os.environ.get(name) or str(default)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise ImproperlyConfigured(f"{name} must be a number greater than 0, not {raw!r}")
+    return value
 
 
 def env_count(name: str, default: int) -> int:
@@ -158,20 +182,24 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {
-        "default": dj_database_url.parse(
-            DATABASE_URL,
-            conn_max_age=int(os.environ.get("CONN_MAX_AGE", "600")),
-            conn_health_checks=True,
+    try:
+        _database = dj_database_url.parse(
+            DATABASE_URL, conn_max_age=env_whole("CONN_MAX_AGE", 600), conn_health_checks=True
         )
-    }
+    except ValueError as exc:  # an unknown scheme, a malformed URL
+        scheme = DATABASE_URL.partition("://")[0] if "://" in DATABASE_URL else "none"
+        raise ImproperlyConfigured(  # the URL is not repeated: it may hold a password
+            f"DATABASE_URL is not a database URL this server understands (scheme {scheme!r}):"
+            " postgres://user:password@host:5432/name, or unset for SQLite"
+        ) from exc
+    DATABASES = {"default": _database}
 else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
             # Keep connections: opening one (and its PRAGMAs) on every socket message costs ms.
-            "CONN_MAX_AGE": int(os.environ.get("CONN_MAX_AGE", "600")),
+            "CONN_MAX_AGE": env_whole("CONN_MAX_AGE", 600),
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": {
                 # IMMEDIATE makes a writing transaction take the lock at BEGIN, so two
@@ -207,7 +235,7 @@ if REDIS_URL:
     # Every send and group operation in flight holds a pooled connection, and the pool raises
     # (it does not wait) past its bound, redis-py's default of 100: a hundred sockets moving
     # at once closed with 1011. So the bound is per process and set here.
-    REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "15"))
+    REDIS_SOCKET_TIMEOUT = env_number("REDIS_SOCKET_TIMEOUT", 15)
     REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", "1000"))
     CHANNEL_LAYERS = {
         "default": {
@@ -283,8 +311,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 MAX_WS_FRAME_BYTES = 64 * 1024
 # Per-socket token bucket: sustained frames per second and burst. Past it a frame gets a
 # `rate_limited` error; this many refusals within 10 s close the socket with 4429.
-WS_RATE_PER_SECOND = float(os.environ.get("WS_RATE_PER_SECOND", "30"))
-WS_RATE_BURST = float(os.environ.get("WS_RATE_BURST", "60"))
+WS_RATE_PER_SECOND = env_number("WS_RATE_PER_SECOND", 30)
+WS_RATE_BURST = env_number("WS_RATE_BURST", 60)
 WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
 # What one user's sockets share in a process: at most this many open at once (one more is
 # closed with 4429; 0: no limit), and at most this many `sync`s being answered at once (each a
@@ -309,7 +337,7 @@ HTTP_REQUESTS_PER_CLIENT = env_whole("HTTP_REQUESTS_PER_CLIENT", 16)
 # one is closed as it opens (server.daphne_server.PeerLimit). And the seconds a request, its head
 # and its body, may take to arrive in full, however steadily it trickles in; past it, 408.
 HTTP_MAX_CONNECTIONS_PER_ADDRESS = env_whole("HTTP_MAX_CONNECTIONS_PER_ADDRESS", 4000)
-HTTP_REQUEST_SECONDS = float(os.environ.get("HTTP_REQUEST_SECONDS", "20"))
+HTTP_REQUEST_SECONDS = env_number("HTTP_REQUEST_SECONDS", 20)
 # Hints (a solver run of up to a second) this process works on at once, for all its users.
 HINT_CONCURRENCY = env_count("HINT_CONCURRENCY", 2)
 # The most actions (moves and undos) a game may have, so that a game's history stays bounded
@@ -398,7 +426,12 @@ if not DEBUG:
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
     }
 
-LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").strip().upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(
+        "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL,"
+        f" not {os.environ['LOG_LEVEL']!r}"
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

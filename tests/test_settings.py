@@ -10,7 +10,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from server.settings import env_count, local_secret
+from server.settings import env_bool, env_count, local_secret
 from tests.live_server import ROOT, run_python
 
 
@@ -183,3 +183,41 @@ def test_in_production_every_plain_http_request_is_redirected_but_the_health_che
     assert run.returncode == 0, run.stderr
     health, me, secure_health = run.stdout.split()
     assert me == "301" and health != "301" and health == secure_health
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "says"),
+    [
+        ("DEBUG", "maybe", "DEBUG must be 1 or 0"),
+        ("SECURE_SSL_REDIRECT", "2", "SECURE_SSL_REDIRECT must be 1 or 0"),
+        ("WS_RATE_BURST", "x", "WS_RATE_BURST must be a number greater than 0"),
+        ("WS_RATE_PER_SECOND", "0", "WS_RATE_PER_SECOND must be a number greater than 0"),
+        ("HTTP_REQUEST_SECONDS", "nan", "HTTP_REQUEST_SECONDS must be a number greater than 0"),
+        ("CONN_MAX_AGE", "ten", "CONN_MAX_AGE must be a whole number of at least 0"),
+        ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
+    ],
+)
+def test_a_setting_of_the_wrong_kind_is_refused_by_name(name: str, raw: str, says: str) -> None:
+    """A typo stops the start with a line that names the setting: `DEBUG=maybe` started a
+    server in production mode (anything but "1" was off), and the numbers gave tracebacks
+    (a float() of "x", logging's "Unable to configure logger")."""
+    # In production mode, where SECURE_SSL_REDIRECT is read.
+    env = {"DEBUG": "0", "SECRET_KEY": "x" * 50, "SQLITE_PATH": "/tmp/unused.sqlite3", name: raw}
+    run = run_python("import server.settings", **env)
+    assert run.returncode == 1 and f"ImproperlyConfigured: {says}" in run.stderr, run.stderr
+
+
+def test_the_usual_spellings_of_a_switch_are_read(monkeypatch) -> None:  # noqa: ANN001
+    for raw, value in [("1", True), ("Yes", True), (" on ", True), ("0", False), ("False", False)]:
+        monkeypatch.setenv("DEBUG", raw)
+        assert env_bool("DEBUG", not value) is value
+    monkeypatch.setenv("DEBUG", "")
+    assert env_bool("DEBUG", True) is True  # set but empty: the default
+
+
+def test_a_database_url_the_server_cannot_read_is_refused_without_repeating_it() -> None:
+    """It may hold a password: the line names its scheme and the form wanted."""
+    run = run_python("import server.settings", DATABASE_URL="pg://admin:s3cret@db/arena")
+    assert run.returncode == 1, run.stderr
+    assert "DATABASE_URL is not a database URL this server understands (scheme 'pg')" in run.stderr
+    assert "s3cret" not in run.stderr
