@@ -152,6 +152,11 @@ def main() -> None:
     if args.child:
         child(args.child, args.requests)
         return
+    url = os.environ.get(
+        "BENCH_LB_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_lb"
+    )
+    if "postgres" in args.backends:
+        fresh_pg_database(url)  # before any backend runs: a missing PostgreSQL says so at once
     print(
         f"Leaderboard endpoints, {GAMES:,} finished games, {USERS:,} users "
         f"({args.requests} requests each, Django test client in-process)"
@@ -164,9 +169,6 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             env["SQLITE_PATH"] = str(Path(tmp) / "lb.sqlite3")
             if backend == "postgres":
-                url = os.environ.get(
-                    "BENCH_LB_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_lb"
-                )
                 fresh_pg_database(url)
                 env["DATABASE_URL"] = url
             subprocess.run(

@@ -63,6 +63,24 @@ def start_server(backend: str, workdir: Path, workers: int = 1) -> Daphne:
     return Daphne(bench_env(backend, workdir), workdir / f"daphne-{backend}.log", workers=workers)
 
 
+def bench_pg_url() -> str:
+    return os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
+
+
+def bench_redis_url() -> str:
+    return os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/1")
+
+
+def check_stores(backends: list[str]) -> None:
+    """Before any cell runs, the stores the backends need: a missing PostgreSQL or Redis
+    stops the bench at once with its line (bench/fresh_stores.py), not after minutes of the
+    SQLite cells."""
+    if any(b.startswith("postgres") for b in backends):
+        fresh_pg_database(bench_pg_url())
+    if any(b.endswith("redis") for b in backends):
+        fresh_redis_database(bench_redis_url())
+
+
 def bench_env(backend: str, workdir: Path) -> dict[str, str]:
     """The server's environment for `backend`, on a new, migrated database."""
     extra = {
@@ -82,11 +100,10 @@ def bench_env(backend: str, workdir: Path) -> dict[str, str]:
     env = server_env(workdir / "bench.sqlite3", **extra)
     env.pop("REDIS_URL", None)
     if backend.startswith("postgres"):
-        url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
-        fresh_pg_database(url)
-        env["DATABASE_URL"] = url
+        env["DATABASE_URL"] = bench_pg_url()
+        fresh_pg_database(env["DATABASE_URL"])
     if backend.endswith("redis"):
-        env["REDIS_URL"] = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/1")
+        env["REDIS_URL"] = bench_redis_url()
         fresh_redis_database(env["REDIS_URL"])
     migrate(env)
     return env
@@ -474,6 +491,7 @@ def main() -> None:
         "--workers", type=int, default=os.cpu_count() or 1, help="daphne processes with Redis"
     )
     args = parser.parse_args()
+    check_stores(args.backends)
     rows = []
     for backend in args.backends:
         workers = args.workers if backend.endswith("redis") else 1
