@@ -2,7 +2,9 @@
 
     python -m server.stores
 
-`make run` asks this before it migrates. Without it a DATABASE_URL pointing at a PostgreSQL
+`make run` asks this before it migrates, so a setting the server refuses (server.settings:
+`DEBUG=maybe`, a rate of "x") also stops the start with its one line, not a traceback.
+Without it a DATABASE_URL pointing at a PostgreSQL
 that is not running ended in a driver's traceback at migrate, and an unreachable REDIS_URL
 was worse: the server started and answered requests with 500s (the cache, the throttles and
 the channel layer live there). Here either stops the start with one line that says which store,
@@ -80,8 +82,13 @@ def problems() -> list[str]:
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "server.settings")
     import django
+    from django.core.exceptions import ImproperlyConfigured
 
-    django.setup()
+    try:
+        django.setup()
+    except ImproperlyConfigured as exc:  # a setting refused by name (server.settings): its line
+        print(f"The settings cannot be used: {exc}", file=sys.stderr)
+        return 1
     found = problems()
     for problem in found:
         print(problem, file=sys.stderr)

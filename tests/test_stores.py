@@ -75,3 +75,12 @@ def test_where_names_host_port_and_database_without_credentials():
 def test_first_line_keeps_a_messages_first_line_or_its_type():
     assert first_line(OSError("refused\n\tIs the server running?")) == "refused"
     assert first_line(TimeoutError()) == "TimeoutError"
+
+
+def test_a_setting_the_server_refuses_stops_the_start_with_its_line(closed_port):
+    done = run_stores(DEBUG="maybe", DATABASE_URL=f"postgres://a:secret@127.0.0.1:{closed_port}/x")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "The settings cannot be used: DEBUG must be 1 or 0 (or true/false, yes/no, on/off),"
+        " not 'maybe'"
+    ], done.stderr
