@@ -117,10 +117,10 @@ DAILY_SECRET = os.environ.get("DAILY_SECRET") or SECRET_KEY
 # Certify daily deals in a worker process, off the request threads (see games.daily).
 DAILY_CERTIFY_IN_PROCESS_POOL = env_bool("DAILY_CERTIFY_IN_PROCESS_POOL", True)
 # Processes that certify a day's challenges side by side (games.daily.start_certifying).
-DAILY_CERTIFY_WORKERS = int(os.environ.get("DAILY_CERTIFY_WORKERS", "2"))
+DAILY_CERTIFY_WORKERS = env_count("DAILY_CERTIFY_WORKERS", 2)
 # After a certification fails (a solver error, no candidate proven), how long its challenge is
 # answered 503 `unavailable` before a request tries again (games.daily.ensure_daily).
-DAILY_CERTIFY_RETRY_SECONDS = int(os.environ.get("DAILY_CERTIFY_RETRY_SECONDS", "300"))
+DAILY_CERTIFY_RETRY_SECONDS = env_whole("DAILY_CERTIFY_RETRY_SECONDS", 300)
 # Whether a server process certifies today's challenges as it starts (games.day_end.watch), so
 # its first visitor does not wait for them; off in the tests' servers.
 DAILY_PREPARE_AT_START = env_bool("DAILY_PREPARE_AT_START", True)
@@ -236,7 +236,7 @@ if REDIS_URL:
     # (it does not wait) past its bound, redis-py's default of 100: a hundred sockets moving
     # at once closed with 1011. So the bound is per process and set here.
     REDIS_SOCKET_TIMEOUT = env_number("REDIS_SOCKET_TIMEOUT", 15)
-    REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", "1000"))
+    REDIS_MAX_CONNECTIONS = env_count("REDIS_MAX_CONNECTIONS", 1000)
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "server.channel_layer.RedisLayer",
@@ -313,7 +313,7 @@ MAX_WS_FRAME_BYTES = 64 * 1024
 # `rate_limited` error; this many refusals within 10 s close the socket with 4429.
 WS_RATE_PER_SECOND = env_number("WS_RATE_PER_SECOND", 30)
 WS_RATE_BURST = env_number("WS_RATE_BURST", 60)
-WS_ABUSE_REFUSALS = int(os.environ.get("WS_ABUSE_REFUSALS", "50"))
+WS_ABUSE_REFUSALS = env_whole("WS_ABUSE_REFUSALS", 50)
 # What one user's sockets share in a process: at most this many open at once (one more is
 # closed with 4429; 0: no limit), and at most this many `sync`s being answered at once (each a
 # database read on the sockets' thread pool); one more gets `rate_limited`.
@@ -321,12 +321,12 @@ WS_MAX_SOCKETS_PER_USER = env_whole("WS_MAX_SOCKETS_PER_USER", 256)
 WS_SYNCS_AT_ONCE = env_count("WS_SYNCS_AT_ONCE", 4)
 # A socket whose client has stopped reading is dropped once this many bytes of frames wait in
 # the server for it (server.daphne_server); a reading client has a few kilobytes at most.
-WS_SEND_BUFFER_BYTES = int(os.environ.get("WS_SEND_BUFFER_BYTES", str(1024 * 1024)))
+WS_SEND_BUFFER_BYTES = env_whole("WS_SEND_BUFFER_BYTES", 1024 * 1024)
 # A socket whose frames wait unhandled past either limit sends far faster than it is served
 # (a client that waits for its answers has one or two waiting): it is closed with 4429 at
 # once, and its waiting frames dropped (server.daphne_server). 0: no limit.
-WS_MAX_WAITING_FRAMES = int(os.environ.get("WS_MAX_WAITING_FRAMES", "1024"))
-WS_MAX_WAITING_BYTES = int(os.environ.get("WS_MAX_WAITING_BYTES", str(4 * 1024 * 1024)))
+WS_MAX_WAITING_FRAMES = env_whole("WS_MAX_WAITING_FRAMES", 1024)
+WS_MAX_WAITING_BYTES = env_whole("WS_MAX_WAITING_BYTES", 4 * 1024 * 1024)
 # HTTP requests in progress at once per process (each holds a thread and a database
 # connection); the others wait for a slot (server.http_limit).
 HTTP_CONCURRENCY = env_count("HTTP_CONCURRENCY", 16)
@@ -416,7 +416,7 @@ if not DEBUG:
     SECURE_REDIRECT_EXEMPT = [r"^api/health$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = env_whole("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -194,6 +194,12 @@ def test_in_production_every_plain_http_request_is_redirected_but_the_health_che
         ("WS_RATE_PER_SECOND", "0", "WS_RATE_PER_SECOND must be a number greater than 0"),
         ("HTTP_REQUEST_SECONDS", "nan", "HTTP_REQUEST_SECONDS must be a number greater than 0"),
         ("CONN_MAX_AGE", "ten", "CONN_MAX_AGE must be a whole number of at least 0"),
+        ("WS_MAX_WAITING_BYTES", "4M", "WS_MAX_WAITING_BYTES must be a whole number of at least 0"),
+        (
+            "DAILY_CERTIFY_WORKERS",
+            "0",
+            "DAILY_CERTIFY_WORKERS must be a whole number of at least 1",
+        ),
         ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
     ],
 )
