@@ -33,11 +33,16 @@ function leastFan(colw) {
 function pileHeight(colw, cards) {
   return colw * 1.4 + (cards - 1) * leastFan(colw);
 }
-// The narrowest table that keeps a variant's tableau on one row of ONE_ROW cards, at the gap
-// a table that wide has (layout()). Below it the piles take two rows.
+// The width of a table whose `n` piles stand in one row of cards `colw` wide, `gap` apart and
+// off its edges by a gap (its padding, var(--gap)).
+function rowWidth(n, colw, gap) {
+  return n * colw + (n + 1) * gap;
+}
+// The narrowest table that keeps a variant's tableau on one row of ONE_ROW cards (layout()),
+// at the 8px gap of a table over 560px wide, as a game's column beside a leaderboard always is
+// (from a 961px window). Below it the piles take two rows.
 export function oneRowWidth(variant) {
-  const n = variant.piles.tableau;
-  return n * ONE_ROW + (n + 1) * 8;
+  return rowWidth(variant.piles.tableau, ONE_ROW, 8);
 }
 const DOUBLE_TAP_MS = 350;
 // How long after a stack is refused a click on another pile is taken as its drop, not a pick.
@@ -160,7 +165,7 @@ export class Table {
     const gap = width < 560 || short ? 4 : 8;
     const room = width - 2 * gap; // inside the table's padding (var(--gap)): cards stay off its edge
     let cols = n;
-    if ((room - (n - 1) * gap) / n < (short ? ONE_ROW_SHORT : ONE_ROW)) cols = Math.ceil(n / 2);
+    if (width < rowWidth(n, short ? ONE_ROW_SHORT : ONE_ROW, gap)) cols = Math.ceil(n / 2);
     let colw = Math.max(34, Math.min(MAX_COLW, Math.floor((room - (cols - 1) * gap) / cols)));
     const p = this.variant.piles;
     const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
