@@ -255,7 +255,7 @@ async def play_client(
     ends (won, or stuck) is followed by the next of `game_ids`, on a socket of its own, as a
     player starts another (if `play_on`): random play ends most games within a window,
     and a player who stopped there left the window's last seconds to fewer than N clients
-    (81 to 86 of 100 games ended inside each 10 s window of session 53's target cell)."""
+    (77 to 86 of 100 games ended inside each 10 s window of session 53's target cell)."""
     headers = {"Authorization": f"Token {token}"}
     games = iter(game_ids)
     done = 0
