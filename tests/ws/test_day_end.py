@@ -11,6 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from games import clock, daily, day_end
+from games.leaderboards import alltime_board
 from games.models import VARIANT_IDS
 from tests.conftest import redis_down
 from tests.ws.helpers import connect, recv
@@ -83,19 +84,13 @@ async def test_a_close_that_counts_attempts_pushes_todays_boards_for_the_all_tim
     assert await database_sync_to_async(day_end.close_days)(today) == 1
     pushed = await recv(board)
     assert pushed == first  # today's board is as it was: the push only says "read again"
-    alltime = await database_sync_to_async(records_of)("countess")
+    alltime = await database_sync_to_async(alltime_board)("countess")
     assert [(e["username"], e["played"]) for e in alltime["entries"]] == [("alice", 1)]
 
     # Nothing counted (claimed, or nothing left open): nothing pushed.
     assert await database_sync_to_async(day_end.close_days)(today) == 0
     assert await board.receive_nothing(timeout=0.3)
     await board.disconnect()
-
-
-def records_of(variant: str) -> dict:
-    from games.leaderboards import alltime_board
-
-    return alltime_board(variant)
 
 
 def test_a_day_not_over_is_not_published() -> None:
