@@ -23,21 +23,30 @@ GC_GEN0_THRESHOLD=700 restores CPython's default.
 from __future__ import annotations
 
 import gc
-import os
+
+from server.env import env_bool, env_count
 
 GEN0_THRESHOLD = 10_000
+
+
+def gen0_threshold() -> int:
+    return env_count("GC_GEN0_THRESHOLD", GEN0_THRESHOLD)
+
+
+def freeze_wanted() -> bool:
+    return env_bool("GC_FREEZE", True)
 
 
 def tune_collector() -> bool:
     """Set the young-generation threshold, then freeze the heap. Returns whether it froze."""
     _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(int(os.environ.get("GC_GEN0_THRESHOLD", GEN0_THRESHOLD)), gen1, gen2)
+    gc.set_threshold(gen0_threshold(), gen1, gen2)
     return freeze_startup_heap()
 
 
 def freeze_startup_heap() -> bool:
     """Load what the first request would, then freeze the heap. Returns whether it froze."""
-    if os.environ.get("GC_FREEZE", "1") == "0":
+    if not freeze_wanted():
         return False
     from channels.layers import get_channel_layer
     from django.urls import get_resolver

@@ -27,13 +27,18 @@ import subprocess
 import sys
 import time
 
+from django.core.exceptions import ImproperlyConfigured
+
+from server import worker
+from server.env import env_count
+
 APPLICATION = "server.asgi:application"
 
 
 def default_workers(environ: os._Environ | dict[str, str] = os.environ) -> int:
     """WEB_WORKERS if set; else one per core when a shared channel layer exists, else one."""
     if environ.get("WEB_WORKERS"):
-        return int(environ["WEB_WORKERS"])
+        return env_count("WEB_WORKERS", 1, environ)
     return (os.cpu_count() or 1) if environ.get("REDIS_URL") else 1
 
 
@@ -138,14 +143,27 @@ def supervise(procs: list[subprocess.Popen]) -> int:
         time.sleep(0.2)
 
 
+def port_number(raw: str) -> int:
+    """A TCP port for --port and PORT: 0 to 65535, 0 letting the system pick one."""
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {raw!r}")
+    return int(raw)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    # argparse converts a string default as it does the argument: PORT=abc is refused the same.
+    parser.add_argument("--port", type=port_number, default=os.environ.get("PORT") or "8000")
     parser.add_argument("--workers", type=int, default=None)
     args, daphne_extra = parser.parse_known_args(argv)
+    try:  # what the workers would read, before any starts: a typo is one line, not a traceback
+        worker.check_settings()
+        workers = args.workers if args.workers is not None else default_workers()
+    except ImproperlyConfigured as exc:
+        print(f"The settings cannot be used: {exc}", file=sys.stderr)
+        return 2
     chosen = args.workers is not None or bool(os.environ.get("WEB_WORKERS"))
-    workers = args.workers if args.workers is not None else default_workers()
     problem = check_workers(workers, args.host, os.environ)
     if problem and not chosen:
         # Only the default asked for more: serve on one worker rather than not at all.

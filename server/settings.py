@@ -7,7 +7,6 @@ project and the in-memory channel layer, so a fresh machine needs no services.
 
 from __future__ import annotations
 
-import math
 import os
 import secrets
 from contextlib import suppress
@@ -17,65 +16,9 @@ import dj_database_url
 from django.conf import global_settings
 from django.core.exceptions import ImproperlyConfigured
 
+from server.env import env_bool, env_count, env_list, env_number, env_rate, env_whole
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def env_bool(name: str, default: bool) -> bool:
-    """A switch. Anything but the usual spellings is refused: `DEBUG=maybe` read as "not 1"
-    started a server in production mode, with a complaint about its SECRET_KEY."""
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    value = raw.strip().lower()
-    if value not in _TRUE | _FALSE:
-        raise ImproperlyConfigured(
-            f"{name} must be 1 or 0 (or true/false, yes/no, on/off), not {raw!r}"
-        )
-    return value in _TRUE
-
-
-def env_number(name: str, default: float) -> float:
-    """A rate, a burst or a number of seconds: more than 0 (a float() of a typo was a traceback)."""
-    raw = os.environ.get(name) or str(default)
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (0 < value < math.inf):
-        raise ImproperlyConfigured(f"{name} must be a number greater than 0, not {raw!r}")
-    return value
-
-
-def env_count(name: str, default: int) -> int:
-    """A count of threads, writers, batches, moves per batch or request slots: at least one, or
-    moves (requests) would wait for a writer (a slot) that never comes."""
-    raw = os.environ.get(name) or str(default)
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ImproperlyConfigured(f"{name} must be a whole number of at least 1, not {raw!r}")
-    return value
-
-
-def env_whole(name: str, default: int) -> int:
-    """A whole number of at least 0."""
-    raw = os.environ.get(name) or str(default)
-    if not (raw.isascii() and raw.isdigit()):
-        raise ImproperlyConfigured(f"{name} must be a whole number of at least 0, not {raw!r}")
-    return int(raw)
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
 
 
 DEBUG = env_bool("DEBUG", True)
@@ -357,7 +300,7 @@ GAME_MOVE_BATCH = env_count("GAME_MOVE_BATCH", 128)
 GAME_BATCH_WRITERS = env_count("GAME_BATCH_WRITERS", 1)
 # On PostgreSQL, write socket move batches from the event loop (games.loop_writer); 0 writes
 # them on a thread. There, this many batches are in flight at once, each on its own connection.
-GAME_LOOP_WRITER = os.environ.get("GAME_LOOP_WRITER", "1") == "1"
+GAME_LOOP_WRITER = env_bool("GAME_LOOP_WRITER", True)
 GAME_LOOP_BATCHES = env_count("GAME_LOOP_BATCHES", 2)
 
 REST_FRAMEWORK = {
@@ -372,12 +315,12 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "server.errors.api_exception_handler",
     "DEFAULT_THROTTLE_RATES": {
-        "auth": os.environ.get("AUTH_THROTTLE_RATE", "30/min"),
-        "register": os.environ.get("REGISTER_THROTTLE_RATE", "30/min"),
-        "hint": os.environ.get("HINT_THROTTLE_RATE", "20/min"),
-        "positions": os.environ.get("POSITIONS_THROTTLE_RATE", "120/min"),
-        "new_game": os.environ.get("NEW_GAME_THROTTLE_RATE", "300/min"),
-        "live": os.environ.get("LIVE_THROTTLE_RATE", "120/min"),
+        "auth": env_rate("AUTH_THROTTLE_RATE", "30/min"),
+        "register": env_rate("REGISTER_THROTTLE_RATE", "30/min"),
+        "hint": env_rate("HINT_THROTTLE_RATE", "20/min"),
+        "positions": env_rate("POSITIONS_THROTTLE_RATE", "120/min"),
+        "new_game": env_rate("NEW_GAME_THROTTLE_RATE", "300/min"),
+        "live": env_rate("LIVE_THROTTLE_RATE", "120/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # How many proxies in front append to X-Forwarded-For: a throttle keys on the address the

@@ -84,7 +84,10 @@ def main() -> int:
     import django
     from django.core.exceptions import ImproperlyConfigured
 
+    from server import worker
+
     try:
+        worker.check_settings()  # first: daphne, an installed app, reads ASGI_THREADS on import
         django.setup()
     except ImproperlyConfigured as exc:  # a setting refused by name (server.settings): its line
         print(f"The settings cannot be used: {exc}", file=sys.stderr)

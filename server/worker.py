@@ -28,17 +28,28 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from django.core.exceptions import ImproperlyConfigured
+
+from server.env import env_count, env_number, env_whole
+from server.gc_tuning import freeze_wanted, gen0_threshold
+
 SWITCH_INTERVAL_MS = 5.0
 EVENT_LOOPS = ("uvloop", "asyncio")
+
+
+def event_loop_choice() -> str:
+    choice = os.environ.get("EVENT_LOOP") or "uvloop"
+    if choice not in EVENT_LOOPS:
+        raise ImproperlyConfigured(
+            f"EVENT_LOOP must be one of {', '.join(EVENT_LOOPS)}, not {choice!r}"
+        )
+    return choice
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """The loop EVENT_LOOP names; asyncio's, with a warning, if uvloop is asked for but missing
     (it has no Windows build)."""
-    choice = os.environ.get("EVENT_LOOP", "uvloop")
-    if choice not in EVENT_LOOPS:
-        raise SystemExit(f"EVENT_LOOP={choice!r}: use one of {', '.join(EVENT_LOOPS)}.")
-    if choice == "uvloop":
+    if event_loop_choice() == "uvloop":
         try:
             import uvloop
         except ImportError:
@@ -53,7 +64,7 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 def set_switch_interval() -> float:
     """Apply GIL_SWITCH_INTERVAL_MS; returns the interval in seconds."""
-    ms = float(os.environ.get("GIL_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS))
+    ms = env_number("GIL_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS)
     sys.setswitchinterval(ms / 1000)
     return sys.getswitchinterval()
 
@@ -70,9 +81,26 @@ def cap_query_log() -> int:
     it before any connection is made. Returns the cap."""
     from django.db.backends.base.base import BaseDatabaseWrapper
 
-    kept = int(os.environ.get("DEBUG_QUERIES_KEPT", DEBUG_QUERIES_KEPT))
+    kept = env_whole("DEBUG_QUERIES_KEPT", DEBUG_QUERIES_KEPT)
     BaseDatabaseWrapper.queries_limit = kept
     return kept
+
+
+def asgi_threads() -> int | None:
+    """ASGI_THREADS, the default executor's threads (daphne's own setting), or None: unset."""
+    return env_count("ASGI_THREADS", 1) if os.environ.get("ASGI_THREADS") else None
+
+
+def check_settings() -> None:
+    """Read every setting a worker reads before Django, raising ImproperlyConfigured for the
+    first that cannot be used: server.serve and server.stores call it, so a typo stops
+    `make run` with one line rather than a traceback from every worker."""
+    event_loop_choice()
+    env_number("GIL_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS)
+    env_whole("DEBUG_QUERIES_KEPT", DEBUG_QUERIES_KEPT)
+    asgi_threads()
+    gen0_threshold()
+    freeze_wanted()
 
 
 def start_day_end_pushes(loop: asyncio.AbstractEventLoop) -> None:
@@ -93,8 +121,8 @@ def main(argv: list[str] | None = None) -> None:
     cap_query_log()
 
     loop = new_event_loop()
-    if "ASGI_THREADS" in os.environ:
-        loop.set_default_executor(ThreadPoolExecutor(max_workers=int(os.environ["ASGI_THREADS"])))
+    if threads := asgi_threads():
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=threads))
     reactor.install(loop)
     from server import daphne_server  # imports daphne, which keeps the reactor installed above
 

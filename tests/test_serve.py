@@ -73,3 +73,40 @@ def test_main_refuses_two_workers_without_redis(monkeypatch, capsys):  # noqa: A
     monkeypatch.delenv("REDIS_URL", raising=False)
     assert serve.main(["--workers", "2"]) == 2
     assert "REDIS_URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "says"),
+    [
+        ("WEB_WORKERS", "two", "WEB_WORKERS must be a whole number of at least 1, not 'two'"),
+        ("ASGI_THREADS", "0", "ASGI_THREADS must be a whole number of at least 1, not '0'"),
+        ("GIL_SWITCH_INTERVAL_MS", "fast", "GIL_SWITCH_INTERVAL_MS must be a number greater"),
+        ("DEBUG_QUERIES_KEPT", "-5", "DEBUG_QUERIES_KEPT must be a whole number of at least 0"),
+        ("GC_GEN0_THRESHOLD", "1e4", "GC_GEN0_THRESHOLD must be a whole number of at least 1"),
+        ("GC_FREEZE", "maybe", "GC_FREEZE must be 1 or 0"),
+        ("EVENT_LOOP", "trio", "EVENT_LOOP must be one of uvloop, asyncio, not 'trio'"),
+    ],
+)
+def test_a_worker_setting_it_cannot_use_stops_the_start_with_one_line(
+    monkeypatch,  # noqa: ANN001
+    capsys,  # noqa: ANN001
+    name: str,
+    raw: str,
+    says: str,
+) -> None:
+    """Read before any worker starts: a bare int() in each worker was a traceback from each."""
+    monkeypatch.setenv(name, raw)
+    assert serve.main(["--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"The settings cannot be used: {says}") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("raw", ["http", "-1", "65536"])
+def test_a_port_that_is_no_port_is_refused_by_argparse(monkeypatch, capsys, raw: str) -> None:  # noqa: ANN001
+    monkeypatch.setenv("PORT", raw)
+    with pytest.raises(SystemExit) as stopped:
+        serve.main([])
+    assert stopped.value.code == 2
+    assert f"argument --port: a port is a number from 0 to 65535, not '{raw}'" in (
+        capsys.readouterr().err
+    )

@@ -10,7 +10,8 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from server.settings import env_bool, env_count, local_secret
+from server.env import env_bool, env_count, env_rate
+from server.settings import local_secret
 from tests.live_server import ROOT, run_python
 
 
@@ -201,6 +202,9 @@ def test_in_production_every_plain_http_request_is_redirected_but_the_health_che
             "DAILY_CERTIFY_WORKERS must be a whole number of at least 1",
         ),
         ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
+        ("GAME_LOOP_WRITER", "yes please", "GAME_LOOP_WRITER must be 1 or 0"),
+        ("HINT_THROTTLE_RATE", "20/fortnight", "HINT_THROTTLE_RATE must be requests per period"),
+        ("AUTH_THROTTLE_RATE", "thirty/min", "AUTH_THROTTLE_RATE must be requests per period"),
     ],
 )
 def test_a_setting_of_the_wrong_kind_is_refused_by_name(name: str, raw: str, says: str) -> None:
@@ -219,6 +223,20 @@ def test_the_usual_spellings_of_a_switch_are_read(monkeypatch) -> None:  # noqa:
         assert env_bool("DEBUG", not value) is value
     monkeypatch.setenv("DEBUG", "")
     assert env_bool("DEBUG", True) is True  # set but empty: the default
+
+
+@pytest.mark.parametrize(
+    ("raw", "rate"), [("30/min", "30/min"), ("5/S", "5/s"), (" 100/hour ", "100/hour"), ("", "7/d")]
+)
+def test_a_throttle_rate_is_read_as_drf_reads_it(monkeypatch, raw: str, rate: str) -> None:  # noqa: ANN001
+    """DRF parses a rate on the first throttled request and knows only lower-case periods:
+    "5/S" was a KeyError there, a 500 on every sign-in."""
+    from rest_framework.throttling import SimpleRateThrottle
+
+    monkeypatch.setenv("AUTH_THROTTLE_RATE", raw)
+    read = env_rate("AUTH_THROTTLE_RATE", "7/d")
+    assert read == rate
+    assert SimpleRateThrottle.parse_rate(None, read)[0] == int(rate.split("/")[0])
 
 
 def test_a_database_url_the_server_cannot_read_is_refused_without_repeating_it() -> None:

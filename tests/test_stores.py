@@ -84,3 +84,12 @@ def test_a_setting_the_server_refuses_stops_the_start_with_its_line(closed_port)
         "The settings cannot be used: DEBUG must be 1 or 0 (or true/false, yes/no, on/off),"
         " not 'maybe'"
     ], done.stderr
+
+
+def test_a_worker_setting_the_server_refuses_stops_the_start_before_migrating(tmp_path):  # noqa: ANN001
+    """`make run` asks server.stores before it migrates: a worker's setting is read there too."""
+    done = run_stores(ASGI_THREADS="many", SQLITE_PATH=str(tmp_path / "db.sqlite3"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "The settings cannot be used: ASGI_THREADS must be a whole number of at least 1, not 'many'"
+    ], done.stderr

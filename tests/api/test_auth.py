@@ -381,7 +381,7 @@ def test_an_ipv6_client_counts_as_its_whole_64(anon, user, monkeypatch):  # noqa
 def test_trusted_proxies_must_be_a_whole_number(monkeypatch):  # noqa: ANN001
     from django.core.exceptions import ImproperlyConfigured
 
-    from server.settings import env_whole
+    from server.env import env_whole
 
     monkeypatch.setenv("TRUSTED_PROXIES", "2")
     assert env_whole("TRUSTED_PROXIES", 0) == 2
