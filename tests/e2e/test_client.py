@@ -429,6 +429,24 @@ class HeldMoves:
         return json.loads(self.held[index][2])
 
 
+@pytest.mark.parametrize(
+    ("viewport", "touch", "keys"),
+    [((768, 1024), True, False), ((390, 844), True, False), ((600, 900), False, True)],
+)
+def test_the_keys_help_shows_where_there_is_a_keyboard(
+    open_page, server: Server, viewport: tuple[int, int], touch: bool, keys: bool
+) -> None:
+    """Hidden by width, a touch tablet showed the keyboard's help and a narrow desktop window
+    went without it: it follows the pointer now."""
+    name, token = server.register()
+    gid = server.request("POST", "/api/games", {"variant": "spanish", "deal": 2}, token)["id"]
+    width, height = viewport
+    page = open_page({"width": width, "height": height}, has_touch=touch, is_mobile=touch)
+    log_in_to_game(page, name, gid)
+    expect(page.locator(".game > .help")).to_be_visible()
+    expect(page.locator(".game > .help .keys")).to_be_visible(visible=keys)
+
+
 def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) -> None:
     """A legal-looking move shows at once; if the server refuses it, the screen goes back.
 
