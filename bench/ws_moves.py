@@ -88,6 +88,7 @@ def bench_env(backend: str, workdir: Path) -> dict[str, str]:
         "WS_RATE_BURST": "100000",
         # Production mode: DEBUG=1 wraps every cursor call in query logging.
         "DEBUG": "0",
+        "WS_ECHO": "1",  # the ceiling's socket, off in production mode unless asked for
         "SECRET_KEY": "bench-only-secret-key-not-for-production-0123456789",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "SECURE_SSL_REDIRECT": "0",

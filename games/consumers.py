@@ -109,6 +109,13 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         await self.unsubscribe()  # hears nothing of what it may not see
         await self.send_error(error.code, error.detail, msg_id, reason=error.code)
 
+    async def sync_failed(self, error: AppError, data: dict) -> None:
+        """A `sync` that could not be answered (the database gone for a moment, the game
+        deleted) hears why, as the one at connect would; before, it heard nothing and its
+        client waited for good. The socket keeps what it has, its group too: a sync may ask
+        again."""
+        await self.send_error(error.code, error.detail, _msg_id(data), reason=error.code)
+
     async def disconnect(self, code: int) -> None:
         await self.unsubscribe()
         await super().disconnect(code)
@@ -361,7 +368,9 @@ class GameConsumer(JsonFrameConsumer):
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
         loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
-        if not isinstance(loaded, AppError):
+        if isinstance(loaded, AppError):
+            await self.sync_failed(loaded, data)
+        else:
             _, self.version, frame = loaded
             self.stage = stage(frame)
             await self.send_frame(frame)
@@ -483,7 +492,9 @@ class LeaderboardConsumer(JsonFrameConsumer):
         if self.refusal is not None:
             return await self.load(_msg_id(data))  # refused at connect: ask again
         frame = await socket_calls.board_call(socket_calls.load_board)(self.date, self.variant)
-        if not isinstance(frame, AppError):
+        if isinstance(frame, AppError):
+            await self.sync_failed(frame, data)
+        else:
             await self.show(frame)
 
     async def show(self, frame: dict) -> None:

@@ -161,11 +161,20 @@ def close_days(today: dt.date) -> int:
 
     Counted, they change the all-time boards, which have no socket of their own: an all-time
     page follows today's board of its game (web/static/web/players.js), so today's boards are
-    pushed again once any was counted, unchanged, as the sign to read the records again."""
+    pushed again once any was counted, unchanged, as the sign to read the records again.
+
+    The push is owed from the count until it is made: a push that failed (the channel layer
+    away for a moment) fails the close, whose retry finds the count claimed and done, and
+    counts nothing; so a count marks the push owed, and whichever close comes next makes it.
+    Made twice (two processes), it costs a read of an unchanged board."""
     counted = _claimed(f"day-close:{today.isoformat()}", lambda: records.close_days_before(today))
+    owed = f"day-close-push:{today.isoformat()}"
     if counted:
+        cache.set(owed, True, timeout=CLAIM_SECONDS)
+    if cache.get(owed):
         for challenge in DailyChallenge.objects.filter(date=today):
             publish_board(challenge)
+        cache.delete(owed)
     return counted
 
 

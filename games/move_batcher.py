@@ -19,6 +19,7 @@ One batcher runs per event loop (a daphne process has one; tests may make severa
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -31,6 +32,8 @@ from server.errors import AppError
 
 # A move's answer for its socket: the game's version and its frames, encoded; or why not.
 Result = tuple[int, list[WireFrame]] | AppError
+
+log = logging.getLogger(__name__)
 
 
 def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> list[Result]:
@@ -46,7 +49,11 @@ def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> l
     """
     try:
         outcomes: list = services.play_moves(requests, set() if resent else None)
-    except Exception:  # noqa: BLE001 - retried one by one below, where the error is reported
+    except Exception:  # noqa: BLE001 - logged, and retried one by one below
+        # Logged here: if every move then plays alone, nothing else would tell of it.
+        log.warning(
+            "A move batch of %d failed; playing its moves one by one.", len(requests), exc_info=True
+        )
         _drop_connection_if_broken()
         outcomes = []
         landed: set[tuple[int, int]] = set()

@@ -29,11 +29,16 @@ log = logging.getLogger(__name__)
 
 def load_state(game_id: int, user) -> tuple[int, int, dict] | AppError:  # noqa: ANN001
     """A socket's state frame (at connect, or a sync); the owner's game is cached for the
-    moves that follow (services.remember)."""
+    moves that follow (services.remember). Or why not, for its `error` frame: any failure to
+    read it too (logged), as load_board says; before, a database gone for a moment ended the
+    consumer, and its socket closed with 1011."""
     try:
         game = selectors.viewable_game(game_id, user)
     except AppError as exc:
         return exc
+    except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
+        log.exception("Game %s could not be loaded for a socket", game_id)
+        return AppError("unavailable", f"Game {game_id} cannot be loaded just now: sync later.")
     state = engine.State.from_dict(game.state)
     if game.owner_id == user.id:
         services.remember(game, state)
@@ -76,8 +81,10 @@ def board_call(func):  # noqa: ANN001, ANN201
     """Run a board socket's load on a thread of the boards' own, on SQLite too: the first load
     of a day may certify its challenge, and wait 5-30 s for the process that does. On the
     game sockets' threads (on SQLite, the one every socket's sign-in and reads share) that
-    stalled every socket of the server meanwhile. Reads only, so SQLite takes them from any
-    thread."""
+    stalled every socket of the server meanwhile. Reads, but for the two rows that store a
+    day's challenge made on demand (games.daily.ensure_daily), once a day: SQLite takes them
+    from any thread, queued behind its other writer (IMMEDIATE transactions, a 20 s busy
+    timeout: server.settings)."""
     return _on_pool(func, "board", BOARD_THREADS)
 
 

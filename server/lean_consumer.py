@@ -25,6 +25,8 @@ CLOSE_ABUSE = 4429
 # The close code every socket uses when its handshake carried no valid sign-in, or that sign-in
 # has ended (PROTOCOL.md).
 CLOSE_UNAUTHENTICATED = 4401
+# What daphne closes a socket with when its consumer raised (RFC 6455's "internal error").
+CLOSE_SERVER_ERROR = 1011
 
 
 class TokenBucket:
@@ -95,7 +97,20 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
 
     async def __call__(self, scope: dict, receive, send) -> None:  # noqa: ANN001
         """As channels' own, except where the layer keeps an inbox per channel
-        (server.channel_layer.RedisLayer): then that inbox is read, not the layer's `receive`."""
+        (server.channel_layer.RedisLayer): then that inbox is read, not the layer's `receive`.
+
+        A handler that raised (a database gone mid-read, say) ended the consumer without its
+        `websocket.disconnect`: daphne closes such a socket with 1011, but its user's count of
+        open sockets kept it for good (after WS_MAX_SOCKETS_PER_USER reconnects during an
+        outage, every new socket of that user was refused with 4429 until a restart), and its
+        channel stayed in its groups. So what a disconnect undoes is undone here too."""
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            if not self.disconnected:
+                await self._undo_connect()
+
+    async def _serve(self, scope: dict, receive, send) -> None:  # noqa: ANN001
         queue = getattr(receive, "__self__", None)
         if isinstance(queue, asyncio.Queue):
             self.inbound = queue
@@ -113,6 +128,16 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
             pass
         finally:
             layer.close_inbox(self.channel_name)
+
+    async def _undo_connect(self) -> None:
+        self.closing = True
+        self.uncount_socket()
+        if getattr(self, "channel_layer", None) is None:
+            return  # ended before it was set up: nothing joined
+        try:
+            await self.disconnect(CLOSE_SERVER_ERROR)
+        except Exception:  # noqa: BLE001 - the first error is the one daphne logs
+            log.warning("a crashed socket's groups were not all left", exc_info=True)
 
     def post_later(self, delay: float, message: dict) -> asyncio.TimerHandle:
         """Hand `message` to this consumer's own `dispatch` after `delay` seconds, in turn with
@@ -275,7 +300,10 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(self.sign_in_group, self.channel_name)
             await self.channel_layer.group_discard(self.user_group, self.channel_name)
 
+    disconnected = False  # websocket_disconnect ran: what connect did is undone
+
     async def websocket_disconnect(self, message: dict) -> None:
         self.closing = True
+        self.disconnected = True
         self.uncount_socket()
         await super().websocket_disconnect(message)

@@ -261,6 +261,10 @@ WS_ABUSE_REFUSALS = env_whole("WS_ABUSE_REFUSALS", 50)
 # closed with 4429; 0: no limit), and at most this many `sync`s being answered at once (each a
 # database read on the sockets' thread pool); one more gets `rate_limited`.
 WS_MAX_SOCKETS_PER_USER = env_whole("WS_MAX_SOCKETS_PER_USER", 256)
+# The bench's echo socket, /ws/echo (server.echo): the ceiling bench/ws_moves.py measures the
+# game socket against. It answers every frame with no rate limit, so a production server
+# (DEBUG=0) serves it only when asked; the benches ask.
+WS_ECHO = env_bool("WS_ECHO", DEBUG)
 WS_SYNCS_AT_ONCE = env_count("WS_SYNCS_AT_ONCE", 4)
 # A socket whose client has stopped reading is dropped once this many bytes of frames wait in
 # the server for it (server.daphne_server); a reading client has a few kilobytes at most.

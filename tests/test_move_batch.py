@@ -77,7 +77,9 @@ def _first_call_fails(func, error: Exception, after: bool = False):  # noqa: ANN
 
 
 @pytest.mark.django_db
-def test_a_batch_that_committed_but_failed_to_say_so_answers_its_move_as_played(user, monkeypatch):  # noqa: ANN001
+def test_a_batch_that_committed_but_failed_to_say_so_answers_its_move_as_played(
+    user, monkeypatch, caplog
+):  # noqa: ANN001
     """The batch's COMMIT went out and its connection died before the answer came back: the
     move is in, and played again it is answered as the move it is, not as a stale version.
     A copy of it sent on the same version still gets `stale_version`."""
@@ -95,6 +97,9 @@ def test_a_batch_that_committed_but_failed_to_say_so_answers_its_move_as_played(
     assert isinstance(results[1], AppError) and results[1].code == "stale_version"
     assert results[1].extra["v"] == 1
     assert list(Move.objects.filter(game=game).values_list("n", "move")) == [(1, move)]
+    # Its moves answered one by one, the batch's failure is told in the log, else nowhere.
+    [failed] = [r for r in caplog.records if r.name == "games.move_batcher"]
+    assert failed.levelname == "WARNING" and failed.exc_info[1] is lost
 
 
 @pytest.mark.django_db

@@ -245,3 +245,24 @@ def test_a_database_url_the_server_cannot_read_is_refused_without_repeating_it()
     assert run.returncode == 1, run.stderr
     assert "DATABASE_URL is not a database URL this server understands (scheme 'pg')" in run.stderr
     assert "s3cret" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "served"),
+    [({"DEBUG": "1"}, True), ({"DEBUG": "0"}, False), ({"DEBUG": "0", "WS_ECHO": "1"}, True)],
+)
+def test_the_benches_echo_socket_is_served_in_production_only_when_asked(env, served) -> None:  # noqa: ANN001
+    """It answers every frame with no rate limit: a production server served it to anyone
+    signed in."""
+    code = (
+        "import django; django.setup(); from server.routing import websocket_urlpatterns as p; "
+        "print(any(str(u.pattern) == 'ws/echo' for u in p))"
+    )
+    run = run_python(
+        code,
+        DJANGO_SETTINGS_MODULE="server.settings",
+        SECRET_KEY="x" * 50,
+        SQLITE_PATH="/tmp/unused.sqlite3",
+        **env,
+    )
+    assert run.stdout.strip() == str(served), run.stderr

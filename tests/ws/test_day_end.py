@@ -93,6 +93,35 @@ async def test_a_close_that_counts_attempts_pushes_todays_boards_for_the_all_tim
     await board.disconnect()
 
 
+async def test_a_close_whose_push_failed_pushes_at_its_retry(
+    user, other_user, move_clock, monkeypatch
+):  # noqa: ANN001
+    """The count claimed and done, a push that failed (the channel layer away) was lost: the
+    retry found nothing to count, and so nothing to push."""
+    yesterday = clock.today()
+    challenge = await database_sync_to_async(daily.ensure_daily)(yesterday, "countess")
+    await database_sync_to_async(daily.play_daily)(user, challenge)  # left open
+    move_clock(1)
+    today = clock.today()
+    await database_sync_to_async(daily.ensure_daily)(today, "countess")
+    board = await connect(f"/ws/leaderboards/{today.isoformat()}/countess", other_user)
+    assert (await recv(board))["t"] == "leaderboard"
+
+    def layer_away(challenge) -> None:  # noqa: ANN001
+        raise ConnectionError("the channel layer is away")
+
+    publish_board = day_end.publish_board
+    monkeypatch.setattr(day_end, "publish_board", layer_away)
+    with pytest.raises(ConnectionError):
+        await database_sync_to_async(day_end.close_days)(today)
+    monkeypatch.setattr(day_end, "publish_board", publish_board)
+    assert await database_sync_to_async(day_end.close_days)(today) == 0  # counted before
+    assert (await recv(board))["t"] == "leaderboard"  # and pushed now
+    assert await database_sync_to_async(day_end.close_days)(today) == 0
+    assert await board.receive_nothing(timeout=0.3)  # once
+    await board.disconnect()
+
+
 def test_a_day_not_over_is_not_published() -> None:
     with pytest.raises(ValueError):
         day_end.publish_day_end(clock.today())

@@ -689,3 +689,46 @@ async def test_a_state_whose_predecessor_never_comes_is_sent_after_a_short_wait(
     await send_to_game(game.pk, _state(1))  # the lost one, too late: older than what it has
     assert await watcher.receive_nothing(GameConsumer.gap_wait * 2)
     await watcher.disconnect()
+
+
+async def test_a_sync_the_database_cannot_answer_is_an_error_frame_and_the_socket_stays(
+    user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+) -> None:
+    """The read at connect and at a sync caught only refusals: a database gone for a moment
+    ended the consumer (the socket closed with 1011), and a refused sync was answered with
+    nothing at all, its client waiting for good. Both now hear why; a later sync answers."""
+    from django.db import OperationalError
+
+    from games import selectors
+
+    game = await practice(user)
+    viewable_game = selectors.viewable_game
+
+    def gone(*args) -> None:  # noqa: ANN002
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(selectors, "viewable_game", gone)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    refused = await recv(comm)  # at connect
+    assert (refused["t"], refused["d"]["code"], refused["d"]["reason"]) == (
+        "error",
+        "forbidden",
+        "unavailable",
+    ), refused
+    monkeypatch.setattr(selectors, "viewable_game", viewable_game)
+    await send(comm, "sync", {"id": "s-1"})
+    state = await recv_until(comm, "state")
+    assert state["v"] == 0
+
+    monkeypatch.setattr(selectors, "viewable_game", gone)
+    await send(comm, "sync", {"id": "s-2"})  # at a sync, once connected
+    error = await recv(comm)
+    assert (error["d"]["id"], error["d"]["reason"], error["d"]["v"]) == ("s-2", "unavailable", 0)
+    assert "cannot be loaded just now" in error["d"]["detail"]
+    monkeypatch.setattr(selectors, "viewable_game", viewable_game)
+    move = state["d"]["legal_moves"][0]
+    await send(comm, "move", {"move": move, "v": 0, "id": "m-1"})  # it still plays
+    assert (await recv(comm))["t"] == "ack"
+    assert (await recv(comm))["v"] == 1
+    await comm.disconnect()

@@ -253,3 +253,21 @@ async def test_a_board_that_lost_attempts_is_pushed_and_followed(user, other_use
     await resign_attempt(await database_sync_to_async(make_user)())
     assert (await recv(watcher, timeout=5))["d"]["total"] == 1
     await watcher.disconnect()
+
+
+async def test_a_board_sync_that_fails_is_an_error_frame() -> None:
+    """A sync that could not be answered was answered with nothing: its client waited for
+    good. It hears why, and its socket stays."""
+    from unittest import mock
+
+    date = clock.today().isoformat()
+    await database_sync_to_async(daily.ensure_daily)(clock.today(), "portuguese")
+    sock = await connect(f"/ws/leaderboards/{date}/portuguese")
+    assert (await recv(sock))["t"] == "leaderboard"
+    with mock.patch.object(daily, "challenge_for", side_effect=RuntimeError("database gone")):
+        await send(sock, "sync", {"id": "s-1"})
+        error = await recv(sock)
+    assert (error["t"], error["d"]["id"], error["d"]["reason"]) == ("error", "s-1", "unavailable")
+    await send(sock, "sync")
+    assert (await recv(sock))["t"] == "leaderboard"
+    await sock.disconnect()
