@@ -30,7 +30,7 @@ from games import certification, clock
 from games.certification import BUDGETS, Budget, Certificate
 from games.engine import VARIANTS
 from games.models import VARIANT_IDS, DailyChallenge, Game
-from games.services import check_variant, create_unique, get_deal, start_game
+from games.services import check_variant, get_deal, start_game
 from server.errors import AppError
 
 _pool: ProcessPoolExecutor | None = None
@@ -211,8 +211,8 @@ def ensure_daily(date: dt.date, variant: str) -> DailyChallenge:
             return found
         cert = _certify_or_refuse(date, variant)
         deal = get_deal(variant, cert.deal)
-        challenge, _ = create_unique(
-            DailyChallenge,
+        # get_or_create survives two processes storing it at once: it gets the other's row.
+        challenge, _ = DailyChallenge.objects.get_or_create(
             defaults={
                 "deal": deal,
                 "winnable": cert.winnable,
@@ -255,10 +255,6 @@ def ensure_day(date: dt.date) -> list[DailyChallenge]:
     if not found and refused is not None:
         raise refused
     return [found[v] for v in VARIANT_IDS if v in found]
-
-
-def ensure_today() -> list[DailyChallenge]:
-    return ensure_day(clock.today())
 
 
 def parse_day(raw: str) -> dt.date:

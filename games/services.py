@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import orjson
 import psycopg
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
@@ -51,9 +51,10 @@ _LOCK_SQL = (
     f"FROM {Game._meta.db_table} g {_LOCK_JOINS} WHERE g.id"
 )
 MAX_DEAL = MAX_SERVED_DEAL  # the engine deals up to 10^20; the API stops at 2^53 - 1
-# The largest version a client may send (a game's version is a signed 64-bit column): a larger
-# one is no version at all, refused as malformed on both transports, not as stale, since no
-# sync would mend it.
+# The largest version a client may send, the largest signed 64-bit integer (what any client's
+# JSON carries as a whole number): a larger one is no version at all, refused as malformed on
+# both transports, not as stale, since no sync would mend it. A game's own version stays far
+# below (GAME_MAX_MOVES), within its column's 32 bits.
 MAX_VERSION = 2**63 - 1
 
 
@@ -1014,12 +1015,3 @@ def resign(game_id: int, user) -> Outcome:  # noqa: ANN001
         game.save(update_fields=["status", "finished_at"])
         _on_finish(game)
         return Outcome(game=game, finished=True)
-
-
-def create_unique(model, defaults: dict, **lookup) -> tuple[Any, bool]:  # noqa: ANN001
-    """get_or_create that survives the race where two requests insert at once."""
-    try:
-        with transaction.atomic():
-            return model.objects.get_or_create(defaults=defaults, **lookup)
-    except IntegrityError:
-        return model.objects.get(**lookup), False

@@ -73,7 +73,9 @@ class StateCache:
         """Keep a game read outside any write (a socket's first state), unless this process
         holds that version or a later one already: a batch may have committed a later one
         between the read and now, and an older entry would only send its next move the slow
-        way. Returns whether it was kept."""
+        way. Returns whether it was kept. The look and the put take no lock: two threads may
+        race and keep the older, which costs a move the slow way, never a wrong answer (a batch
+        uses an entry only at the version it locked in the database)."""
         entry = self.entries.get(game_id)
         if entry is not None and entry[0] >= version:
             return False

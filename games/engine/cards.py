@@ -20,7 +20,6 @@ RANKS = "A23456789TJQK"
 #: Suit indices follow PySolFC's numbering (C, S, H, D), which is also the D1 deck order.
 SUITS = "CSHD"
 
-ACE = 1
 KING = 13
 #: Every card int is in range(MIN_CARD, MAX_CARD + 1); 0 means "no card" (empty cell/foundation).
 MIN_CARD = 1 * 4
@@ -70,10 +69,6 @@ def parse_card(code: str) -> int:
         return _BY_CODE[code]
     except (KeyError, TypeError):
         raise ValueError(f"not a card code: {code!r}") from None
-
-
-def is_card_code(code: object) -> bool:
-    return isinstance(code, str) and code in _BY_CODE
 
 
 def codes(cards: Iterable[int]) -> list[str]:

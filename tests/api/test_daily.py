@@ -215,7 +215,7 @@ def todays_deal_with_a_first_move(variant: str, wanted: Callable[[str], bool]) -
         for n in range(1, 1000)
         if any(wanted(m) for m in engine.new_game(variant, n).legal_moves())
     )
-    daily.ensure_today()
+    daily.ensure_day(clock.today())
     challenge = DailyChallenge.objects.get(date=clock.today(), variant=variant)
     challenge.deal = services.get_deal(variant, number)
     challenge.save(update_fields=["deal"])
