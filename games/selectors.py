@@ -28,7 +28,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from games import clock, engine
-from games.models import Game, Move
+from games.models import DailyChallenge, Game, Move
 
 
 def deal_visible(game: Game, viewer_id: int | None = None) -> bool:
@@ -203,6 +203,37 @@ def rank_of(game: Game) -> int | None:
     return rank_of_game(game)
 
 
+def attempt_summary(game: Game | None) -> dict[str, Any] | None:
+    """A ranked attempt as the daily list shows it."""
+    if game is None:
+        return None
+    return {
+        "game_id": game.pk,
+        "status": game.status,
+        "moves": game.version,
+        "seconds": game.seconds,
+        "foundation_cards": game.foundation_cards,
+        "rank": rank_of(game),
+    }
+
+
+def daily_entry(challenge: DailyChallenge, attempt: Game | None) -> dict[str, Any]:
+    """A challenge of the daily list (`GET /api/daily`), with the user's attempt at it."""
+    summary = attempt_summary(attempt)
+    return {
+        "date": challenge.date.isoformat(),
+        "variant": challenge.variant,
+        "name": engine.VARIANTS[challenge.variant].name,
+        "winnable": challenge.winnable,
+        "par_cards": challenge.par_cards,
+        "par_moves": challenge.par_moves,
+        # PROTOCOL.md lists "your attempt's status" beside date and variant: here it is, flat,
+        # for a client that reads no further than that line.
+        "status": summary["status"] if summary else None,
+        "attempt": summary,
+    }
+
+
 def can_view(game: Game, user) -> bool:  # noqa: ANN001
     """Another player's game on today's deal would show its stock as they draw: it is hidden
     from a user until their own ranked attempt of that challenge is over (or the day is)."""
@@ -210,11 +241,13 @@ def can_view(game: Game, user) -> bool:  # noqa: ANN001
         return True
     if clock.today() > game.daily.date:
         return True
-    return (
-        Game.objects.filter(owner=user, daily_id=game.daily_id, ranked=True)
-        .exclude(status=Game.Status.PLAYING)
-        .exists()
-    )
+    return finished_attempts(user).filter(daily_id=game.daily_id).exists()
+
+
+def finished_attempts(user) -> QuerySet[Game]:  # noqa: ANN001
+    """The user's ranked attempts that are over: each opens its challenge's other games to
+    watching (can_view, live_games)."""
+    return Game.objects.filter(owner=user, ranked=True).exclude(status=Game.Status.PLAYING)
 
 
 def viewable_game(game_id: int, user) -> Game:  # noqa: ANN001
@@ -277,11 +310,7 @@ def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
             "pk", flat=True
         )
     )
-    done_dailies = (
-        Game.objects.filter(owner=user, ranked=True)
-        .exclude(status=Game.Status.PLAYING)
-        .values("daily_id")
-    )
+    done_dailies = finished_attempts(user).values("daily_id")
     qs = (
         Game.objects.filter(pk__in=candidates, status=Game.Status.PLAYING)
         .exclude(owner=user)

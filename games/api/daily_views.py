@@ -8,7 +8,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from games import clock, daily, engine, leaderboards, selectors
+from games import clock, daily, leaderboards, selectors
 from games.api import serializers as s
 from games.api.throttles import NewGameThrottle
 from games.models import VARIANT_IDS
@@ -54,19 +54,6 @@ def paging(request: Request) -> tuple[int, int]:
     return page, size
 
 
-def attempt_summary(game) -> dict | None:  # noqa: ANN001
-    if game is None:
-        return None
-    return {
-        "game_id": game.pk,
-        "status": game.status,
-        "moves": game.version,
-        "seconds": game.seconds,
-        "foundation_cards": game.foundation_cards,
-        "rank": selectors.rank_of(game),
-    }
-
-
 class DailyListView(ApiView):
     permission_classes = [AllowAny]
 
@@ -78,27 +65,16 @@ class DailyListView(ApiView):
     )
     def get(self, request: Request) -> Response:
         user = request.user
-        challenges = []
         # One "today" for the whole answer: read again after the certifications, it could be
         # the next day's date beside the day before's challenges.
         today = clock.today()
-        for challenge in daily.ensure_day(today):
-            attempt = daily.ranked_attempt(user, challenge) if user.is_authenticated else None
-            summary = attempt_summary(attempt)
-            challenges.append(
-                {
-                    "date": challenge.date.isoformat(),
-                    "variant": challenge.variant,
-                    "name": engine.VARIANTS[challenge.variant].name,
-                    "winnable": challenge.winnable,
-                    "par_cards": challenge.par_cards,
-                    "par_moves": challenge.par_moves,
-                    # PROTOCOL.md lists "your attempt's status" beside date and variant: here
-                    # it is, flat, for a client that reads no further than that line.
-                    "status": summary["status"] if summary else None,
-                    "attempt": summary,
-                }
+        challenges = [
+            selectors.daily_entry(
+                challenge,
+                daily.ranked_attempt(user, challenge) if user.is_authenticated else None,
             )
+            for challenge in daily.ensure_day(today)
+        ]
         return Response({"date": today.isoformat(), "challenges": challenges})
 
 
