@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -32,6 +33,9 @@ from games.engine import VARIANTS
 from games.models import VARIANT_IDS, DailyChallenge, Game
 from games.services import check_variant, get_deal, start_game
 from server.errors import AppError
+
+if TYPE_CHECKING:
+    from accounts.models import User
 
 _pool: ProcessPoolExecutor | None = None
 _pool_guard = threading.RLock()  # start_certifying holds it around _submit
@@ -282,7 +286,7 @@ def challenge_for(raw_date: str, variant: str) -> DailyChallenge:
     return found
 
 
-def ranked_attempt(user, challenge: DailyChallenge) -> Game | None:  # noqa: ANN001
+def ranked_attempt(user: User, challenge: DailyChallenge) -> Game | None:
     return (
         Game.objects.select_related("deal", "daily", "owner")
         .filter(owner=user, daily=challenge, ranked=True)
@@ -290,7 +294,7 @@ def ranked_attempt(user, challenge: DailyChallenge) -> Game | None:  # noqa: ANN
     )
 
 
-def open_practice(user, challenge: DailyChallenge) -> Game | None:  # noqa: ANN001
+def open_practice(user: User, challenge: DailyChallenge) -> Game | None:
     """The user's latest unfinished practice game on this challenge's deal, if any."""
     return (
         Game.objects.select_related("deal", "daily", "owner")
@@ -300,7 +304,7 @@ def open_practice(user, challenge: DailyChallenge) -> Game | None:  # noqa: ANN0
     )
 
 
-def play_daily(user, challenge: DailyChallenge) -> tuple[Game, bool]:  # noqa: ANN001
+def play_daily(user: User, challenge: DailyChallenge) -> tuple[Game, bool]:
     """Start or resume the user's one ranked attempt; a past day gives a practice game, and
     resumes the one still open (a client that calls `play` to come back to its game must not
     pile up new ones; the practice endpoint is there to start afresh).
@@ -327,7 +331,7 @@ def play_daily(user, challenge: DailyChallenge) -> tuple[Game, bool]:  # noqa: A
         return ranked_attempt(user, challenge), False
 
 
-def start_daily_practice(user, challenge: DailyChallenge) -> Game:  # noqa: ANN001
+def start_daily_practice(user: User, challenge: DailyChallenge) -> Game:
     """Replay a daily deal for practice: past days, or today once the ranked attempt is over."""
     if challenge.date == clock.today():
         attempt = ranked_attempt(user, challenge)

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import functools
 import operator
+from typing import TYPE_CHECKING
 
 from django.db.models import F, Q, QuerySet
 
 from games import clock
 from games.models import DailyChallenge, Game
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
+    from accounts.models import User
 
 RANK_ORDER = [
     "-foundation_cards",
@@ -90,7 +96,7 @@ def board_page(daily: DailyChallenge, page: int = 1, page_size: int = PAGE_SIZE)
     }
 
 
-def my_entry(daily: DailyChallenge, user) -> dict | None:  # noqa: ANN001
+def my_entry(daily: DailyChallenge, user: User | AnonymousUser) -> dict | None:
     game = (
         board_games(daily).select_related("owner").filter(owner=user).first()
         if user.is_authenticated

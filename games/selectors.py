@@ -11,7 +11,7 @@ import contextlib
 import datetime as dt
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db.models import (
@@ -29,6 +29,9 @@ from django.utils import timezone
 
 from games import clock, engine
 from games.models import DailyChallenge, Game, Move
+
+if TYPE_CHECKING:
+    from accounts.models import User
 
 
 def deal_visible(game: Game, viewer_id: int | None = None) -> bool:
@@ -137,7 +140,7 @@ def get_game(game_id: int) -> Game:
         raise AppError("not_found", f"No game {game_id}.") from None
 
 
-def hint(game_id: int, user) -> str | None:  # noqa: ANN001
+def hint(game_id: int, user: User) -> str | None:
     """The solver's next move for the owner's practice game; ranked attempts get no hints."""
     from games import hints
     from server.errors import AppError
@@ -178,7 +181,7 @@ HINT_WAIT_SECONDS = 5.0
 HINT_RETRY_SECONDS = 3
 
 
-def user_stats(user) -> dict[str, Any]:  # noqa: ANN001
+def user_stats(user: User) -> dict[str, Any]:
     """Games played and won per variant, in one query."""
     rows = (
         Game.objects.filter(owner=user)
@@ -234,7 +237,7 @@ def daily_entry(challenge: DailyChallenge, attempt: Game | None) -> dict[str, An
     }
 
 
-def can_view(game: Game, user) -> bool:  # noqa: ANN001
+def can_view(game: Game, user: User) -> bool:
     """Another player's game on today's deal would show its stock as they draw: it is hidden
     from a user until their own ranked attempt of that challenge is over (or the day is)."""
     if game.owner_id == user.id or game.daily_id is None:
@@ -244,13 +247,13 @@ def can_view(game: Game, user) -> bool:  # noqa: ANN001
     return finished_attempts(user).filter(daily_id=game.daily_id).exists()
 
 
-def finished_attempts(user) -> QuerySet[Game]:  # noqa: ANN001
+def finished_attempts(user: User) -> QuerySet[Game]:
     """The user's ranked attempts that are over: each opens its challenge's other games to
     watching (can_view, live_games)."""
     return Game.objects.filter(owner=user, ranked=True).exclude(status=Game.Status.PLAYING)
 
 
-def viewable_game(game_id: int, user) -> Game:  # noqa: ANN001
+def viewable_game(game_id: int, user: User) -> Game:
     from server.errors import AppError
 
     game = get_game(game_id)
@@ -301,7 +304,7 @@ def recently_played(since: dt.datetime, most: int = LIVE_SCAN_MOVES) -> set[int]
     return games
 
 
-def live_games(user, limit: int = 50) -> list[dict]:  # noqa: ANN001
+def live_games(user: User, limit: int = 50) -> list[dict]:
     """Games in progress that this user may watch, most recently played first."""
     today = clock.today()
     now = timezone.now()
@@ -348,7 +351,7 @@ LATEST_GAMES = 50
 MAX_GAMES_PAGE = 100
 
 
-def latest_games(user, before: int | None = None, limit: int = LATEST_GAMES) -> list[dict]:  # noqa: ANN001
+def latest_games(user: User, before: int | None = None, limit: int = LATEST_GAMES) -> list[dict]:
     """`GET /api/games`: the user's games, newest first, a page at a time. The page after one
     starts before its last game's id (`before`): ids only grow, so a game started meanwhile
     cannot push one from page to page, as an offset would."""
@@ -374,7 +377,7 @@ def player_named(username: str):  # noqa: ANN201
     return user
 
 
-def player_profile(user) -> dict[str, Any]:  # noqa: ANN001
+def player_profile(user: User) -> dict[str, Any]:
     """Played and won per variant, daily streaks, recent ranked results: a fixed few queries."""
     from games.models import VariantRecord
     from games.records import counted_attempts, current_streak

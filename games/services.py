@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 import psycopg
@@ -32,6 +32,9 @@ from games import engine, state_cache
 from games.engine.deal import MAX_SERVED_DEAL
 from games.models import VARIANT_IDS, DailyChallenge, Deal, Game, Move
 from server.errors import AppError
+
+if TYPE_CHECKING:
+    from accounts.models import User
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +132,7 @@ def start_game(
 RANDOM_PRACTICE_DEALS = 1_000_000
 
 
-def start_practice(user, variant: str, number: int | None = None) -> Game:  # noqa: ANN001
+def start_practice(user: User, variant: str, number: int | None = None) -> Game:
     """A practice game on a chosen deal, or a random one."""
     check_variant(variant)
     chosen = number is not None
@@ -141,7 +144,7 @@ def start_practice(user, variant: str, number: int | None = None) -> Game:  # no
 
 
 @contextmanager
-def locked_game(game_id: int, user) -> Iterator[Game]:  # noqa: ANN001
+def locked_game(game_id: int, user: User) -> Iterator[Game]:
     """The owner's game, row-locked for one transaction; errors carry the current version."""
     with transaction.atomic():
         game = _lock(game_id, user)
@@ -152,7 +155,7 @@ def locked_game(game_id: int, user) -> Iterator[Game]:  # noqa: ANN001
             raise
 
 
-def _lock(game_id: int, user) -> Game:  # noqa: ANN001
+def _lock(game_id: int, user: User) -> Game:
     """Read and lock the owner's game row, with its deal and its day, in one statement."""
     game = _lock_many([game_id]).get(game_id)
     _check_owner(game, game_id, user)
@@ -300,7 +303,7 @@ def _pg_cursor() -> Iterator[Any]:
         yield cursor
 
 
-def _check_owner(game: Game | None, game_id: int, user) -> None:  # noqa: ANN001
+def _check_owner(game: Game | None, game_id: int, user: User) -> None:
     if game is None:
         raise AppError("not_found", f"No game {game_id}.")
     if game.owner_id != user.id:
@@ -858,7 +861,7 @@ def _in_transaction(conn: Any) -> bool:
     return conn.pgconn.transaction_status in (status.INTRANS, status.INERROR)
 
 
-def undo(game_id: int, user, v: int | None) -> Outcome:  # noqa: ANN001
+def undo(game_id: int, user: User, v: int | None) -> Outcome:
     """Take the last standing move back (`_apply_undo`): a move like any other, played in a
     batch of one, as REST plays a move."""
     return play_move(game_id, user, UNDO_REQUEST, v)
@@ -1007,7 +1010,7 @@ def _replayed(game: Game, then: Iterable[str] = ()) -> engine.State:
     return _engine_call(engine.replay, game.deal.variant, game.deal.number, history)
 
 
-def resign(game_id: int, user) -> Outcome:  # noqa: ANN001
+def resign(game_id: int, user: User) -> Outcome:
     with locked_game(game_id, user) as game:
         _check_playable(game, None)
         game.status = Game.Status.RESIGNED

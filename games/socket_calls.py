@@ -13,6 +13,7 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -24,10 +25,13 @@ from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
 
+if TYPE_CHECKING:
+    from accounts.models import User
+
 log = logging.getLogger(__name__)
 
 
-def load_state(game_id: int, user) -> tuple[int, int, dict] | AppError:  # noqa: ANN001
+def load_state(game_id: int, user: User) -> tuple[int, int, dict] | AppError:
     """A socket's state frame (at connect, or a sync); the owner's game is cached for the
     moves that follow (services.remember). Or why not, for its `error` frame: any failure to
     read it too (logged), as load_board says; before, a database gone for a moment ended the
@@ -151,7 +155,7 @@ def new_move_batcher() -> MoveBatcher:
     return MoveBatcher(run, settings.GAME_MOVE_BATCH, settings.GAME_LOOP_BATCHES, writer.close)
 
 
-def resign(game_id: int, user) -> tuple[int, list[WireFrame]]:  # noqa: ANN001
+def resign(game_id: int, user: User) -> tuple[int, list[WireFrame]]:
     """Resign the game and build its frames, in the same worker-thread call (moves and undos
     go through the batch: move_batcher)."""
     outcome = services.resign(game_id, user)

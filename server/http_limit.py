@@ -61,6 +61,11 @@ RETRY_SECONDS = 1
 log = logging.getLogger(__name__)
 
 
+# The scheme DRF's TokenAuthentication reads (its `keyword`), lower-cased as authorization_parts
+# gives it.
+TOKEN_SCHEME = "token"
+
+
 class ConcurrencyLimit:
     """ASGI middleware: HTTP requests past the first `limit` in progress wait for a slot, and a
     client's requests past its first `per_client` (0: no limit) are refused."""
@@ -134,11 +139,15 @@ class ConcurrencyLimit:
             return await self.app(scope, receive, send)
 
     def client(self, scope: dict) -> tuple[str, ...]:
-        """Who the request counts against: its credential as sent, else its address."""
+        """Who the request counts against: its token as sent, else its session, else its
+        address. Only a `Token` header is a credential here, as it is to DRF: any other
+        scheme DRF passes over and signs the request in by its session cookie, so a session
+        sent beside `Authorization: Basic <anything new>` counted as a new client each time,
+        past every limit of its own."""
         authorization = scope_header(scope, b"authorization")
         credential = authorization_parts(authorization) if authorization is not None else None
-        if credential is not None:  # else DRF refuses it: no credential, the address counts
-            return ("credential", *credential)
+        if credential is not None and credential[0] == TOKEN_SCHEME:
+            return ("credential", credential[1])
         cookies = scope_header(scope, b"cookie")
         if cookies:
             session = parse_cookie(cookies).get(self.session_cookie)

@@ -231,6 +231,14 @@ async def test_a_refused_or_failed_request_gives_its_count_back():
         (_scope(authorization="Token a"), _scope(authorization="TOKEN\ta"), True),
         # A header DRF refuses (one part, three parts) is no credential: the address counts.
         (_scope(authorization="Token"), _scope(), True),
+        # Another scheme DRF passes over, signing the request in by its session: the session
+        # counts, however the header changes (it was a new client each time).
+        (
+            _scope(cookie="sessionid=s1", authorization="Basic x1"),
+            _scope(cookie="sessionid=s1", authorization="Bearer y2"),
+            True,
+        ),
+        (_scope(authorization="Basic x1"), _scope(authorization="Basic x2"), True),
         (_scope(authorization="Token a b"), _scope(authorization="Token c d"), True),
         # X-Forwarded-For is not trusted with no proxy in front.
         (_scope(x_forwarded_for="192.0.2.1"), _scope(x_forwarded_for="192.0.2.2"), True),

@@ -1,10 +1,40 @@
+from collections.abc import Callable
+from functools import wraps
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 
 from server.errors import handler404 as json_not_found
 
+# The client's pages load scripts, styles and the suits' sprites from this server's own files,
+# with no inline script or style, and talk to it alone (its API, its sockets): a page that ran a
+# script injected by some future bug could neither run inline code nor send what it read
+# elsewhere. The favicon is a data: URI. Only these pages: /api/docs (Swagger UI) runs an
+# inline script of its own.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self' {sockets}; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
 
+
+def with_csp(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Send the client's Content-Security-Policy with the page. Its sockets are named by
+    scheme and host: browsers older than CSP 3 do not count ws: as 'self'."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        scheme = "wss" if request.is_secure() else "ws"
+        sockets = f"{scheme}://{request.get_host()}"
+        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.format(sockets=sockets)
+        return response
+
+    return wrapped
+
+
+@with_csp
 @ensure_csrf_cookie
 def index(request: HttpRequest) -> HttpResponse:
     """The single-page browser client; it talks to the server only through the public API."""
@@ -12,6 +42,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @csrf_exempt  # any method: a POST was refused by the CSRF check first, with its own 403 page
+@with_csp
 def not_found(request: HttpRequest, path: str = "") -> HttpResponse:
     """A path the site does not serve (the client's views live after the '#'). A browser gets a
     page of the site's own with the way back to the lobby, and anything else the API's JSON

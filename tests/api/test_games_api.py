@@ -80,6 +80,37 @@ def test_move_history_in_pieces(api):  # noqa: ANN001
         assert res.status_code == 400 and res.json()["code"] == "bad_request", query
 
 
+def test_a_long_history_comes_in_pages_each_naming_the_next(api, monkeypatch):  # noqa: ANN001
+    """A game may hold 100,000 actions: all of them in one answer was 7 MB and a second of the
+    server's one loop, and 16 such requests at once stalled every other request of the process
+    for seconds. An answer carries MOVES_PAGE moves at most (2 here), and names the next page
+    in its Link header when more follow; a page the client's own limit ended names none."""
+    from games.api import views
+
+    monkeypatch.setattr(views, "MOVES_PAGE", 2)
+    game = new_game(api, "spanish", 7)
+    for v in range(5):
+        move = api.get(f"/api/games/{game['id']}").json()["state"]["legal_moves"][0]
+        api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": v}, format="json")
+    url = f"/api/games/{game['id']}/moves"
+
+    def page(query: str) -> tuple[list[int], str | None]:
+        res = api.get(url + query)
+        assert res.status_code == 200, res.content
+        return [row["n"] for row in res.json()], res.headers.get("Link")
+
+    def next_of(query: str) -> str:
+        return f'<http://testserver{url}?{query}>; rel="next"'
+
+    assert page("") == ([1, 2], next_of("after=2"))
+    assert page("?after=2") == ([3, 4], next_of("after=4"))
+    assert page("?after=4") == ([5], None)
+    assert page("?limit=3") == ([1, 2], next_of("after=2&limit=1"))
+    assert page("?after=2&limit=1") == ([3], None)
+    assert page("?limit=2") == ([1, 2], None)  # the client's limit, not the page's
+    assert page("?after=3") == ([4, 5], None)  # a whole page, and nothing after it
+
+
 def test_a_state_names_the_move_that_made_its_version(api):  # noqa: ANN001
     """A game read just before another move commits: its `last_move` is the move its board
     shows, not the newer one (it was read from the newest history row, in a second query)."""

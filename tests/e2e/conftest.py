@@ -130,7 +130,8 @@ def open_page(server: Server, browser):  # noqa: ANN001, ANN201
     """open_page(viewport=DESKTOP, **context_options) -> a fresh page in its own context (its
     own cookies); `has_touch=True` for a touch screen.
 
-    JavaScript errors on the page fail the test.
+    JavaScript errors on the page fail the test, and so does anything the page's
+    Content-Security-Policy refuses (web/views.py): every flow the tests walk checks it.
     """
     contexts = []
     errors: list[str] = []
@@ -144,7 +145,12 @@ def open_page(server: Server, browser):  # noqa: ANN001, ANN201
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda msg: refused(msg.type, msg.text))
         return page
+
+    def refused(kind: str, text: str) -> None:
+        if kind == "error" and "Content Security Policy" in text:
+            errors.append(text)
 
     yield make
     for context in contexts:

@@ -447,6 +447,33 @@ def test_the_keys_help_shows_where_there_is_a_keyboard(
     expect(page.locator(".game > .help .keys")).to_be_visible(visible=keys)
 
 
+def test_the_pages_refuse_inline_scripts_and_other_servers(browser, server: Server) -> None:  # noqa: ANN001
+    """The client's pages send a Content-Security-Policy: scripts, styles and sockets of this
+    server only. Every other e2e page fails its test on a violation (conftest.open_page); on
+    this one (a context of its own, without that check) one is made on purpose, and refused."""
+    name, token = server.register()
+    gid = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)["id"]
+    context = browser.new_context(base_url=server.base_url)
+    try:
+        page = context.new_page()
+        refused: list[str] = []
+        page.on("console", lambda msg: refused.append(msg.text))
+        seen: list[str] = []
+        page.on("response", lambda r: seen.append(r.headers.get("content-security-policy", "")))
+        log_in_to_game(page, name, gid)  # its socket is allowed
+        assert any("script-src 'self'" in policy for policy in seen), seen
+        assert not [text for text in refused if "Content Security Policy" in text]
+        ran = page.evaluate(
+            """() => { const s = document.createElement("script");
+                       s.textContent = "window.injected = 1"; document.head.append(s);
+                       return window.injected === 1; }"""
+        )
+        assert ran is False
+        _wait_for(page, lambda: any("Content Security Policy" in text for text in refused))
+    finally:
+        context.close()
+
+
 def test_optimistic_move_is_rolled_back_when_refused(open_page, server: Server) -> None:
     """A legal-looking move shows at once; if the server refuses it, the screen goes back.
 
@@ -1713,7 +1740,7 @@ def test_a_card_dragged_to_the_screens_edge_scrolls_to_a_pile_off_screen(
     page.mouse.down()
     page.mouse.move(card["x"] + card["width"] / 2, card["y"] - 20, steps=4)
     page.mouse.move(card["x"] + card["width"] / 2, 5, steps=6)  # at the top edge, held there
-    page.wait_for_function("window.scrollY === 0")
+    page.wait_for_function("() => window.scrollY === 0")
     at = target.bounding_box()
     page.mouse.move(at["x"] + at["width"] / 2, at["y"] + at["height"] / 2, steps=4)
     page.mouse.up()
@@ -2096,7 +2123,7 @@ def test_a_swipe_on_a_card_that_cannot_be_dragged_scrolls_the_page(
     column = pile(page, "t0").locator(".card")
     under = column.first.bounding_box()
     _swipe(page, under["x"] + under["width"] / 2, under["y"] + 6, 120)
-    page.wait_for_function("window.scrollY > 40")
+    page.wait_for_function("() => window.scrollY > 40")
     expect(page.get_by_test_id("moves")).to_have_text("0")
     expect(page.get_by_test_id("drag-layer")).to_have_count(0)
     # The column's top card takes the same swipe as a drag (let go where no pile is).
@@ -2111,7 +2138,7 @@ def test_a_swipe_on_a_card_that_cannot_be_dragged_scrolls_the_page(
     wait_live(watcher)
     top = pile(watcher, "t0").locator(".card").last.bounding_box()
     _swipe(watcher, top["x"] + top["width"] / 2, top["y"] + 6, 120)
-    watcher.wait_for_function("window.scrollY > 40")
+    watcher.wait_for_function("() => window.scrollY > 40")
     expect(watcher.get_by_test_id("drag-layer")).to_have_count(0)
     watcher.wait_for_timeout(200)
     expect(watcher.get_by_test_id("message")).not_to_have_class(re.compile(r"\bshow\b"))

@@ -208,7 +208,7 @@ export class GameView {
     if (this.undoTop && this.undoTop.v === v) return this.undoTop.move;
     if (this.undoTopAsked === v) return undefined;
     this.undoTopAsked = v;
-    get(`/api/games/${this.game.id}/moves?limit=${v}`).then((rows) => {
+    historyTo(this.game.id, v).then((rows) => {
       const made = [];
       for (const row of rows) {
         if (row.move === "undo") made.pop();
@@ -635,4 +635,17 @@ function movedCards(state, move) {
   const p = parseMove(move);
   if (!p || p.draw) return "";
   return topCards(state, p.from, p.n);
+}
+
+// The first `v` moves of a game's history, page after page: an answer carries at most 5,000
+// (the server's MOVES_PAGE), and a ranked attempt may have made more than that.
+async function historyTo(gameId, v) {
+  const rows = [];
+  while (rows.length < v) {
+    const after = rows.length ? rows[rows.length - 1].n : 0;
+    const page = await get(`/api/games/${gameId}/moves?after=${after}&limit=${v - rows.length}`);
+    if (!page.length) break;
+    rows.push(...page);
+  }
+  return rows;
 }
