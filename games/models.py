@@ -121,10 +121,10 @@ class Game(models.Model):
             # A day's board: its ranked attempts, ordered by the query (games.leaderboards).
             # No index may cover a column a move rewrites (version, foundation_cards, seconds,
             # state...): on PostgreSQL that makes every move's update a new entry in every
-            # index of the table instead of a heap-only (HOT) update (tests/test_game_row_
-            # updates.py). With the ordered board index this replaces, 100 sockets made a
-            # quarter to a third fewer moves per second; sorting a 10,000-player board instead
-            # costs about 3 ms a page (bench/leaderboard.py).
+            # index of the table instead of a heap-only (HOT) update
+            # (tests/games/test_game_row_updates.py). With the ordered board index this
+            # replaces, 100 sockets made a quarter to a third fewer moves per second; sorting
+            # a 10,000-player board instead costs about 3 ms a page (bench/leaderboard.py).
             models.Index(fields=["daily"], name="game_daily_ranked_idx", condition=Q(ranked=True)),
         ]
 

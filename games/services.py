@@ -226,7 +226,7 @@ _LOCKED_FIELDS = [f.attname for f in Game._meta.concrete_fields if f.name != "st
 # (as on this project's machines). Each batch then read every game: bench/soak.py saw 380
 # million rows read in 11 minutes, and the database's CPU per action grow from 275 to 714 µs.
 # With the condition, every plan reaches the games through the index, at any size of the table
-# (tests/test_pg_batch_paths.py, on a table of a few rows).
+# (tests/games/test_pg_batch_paths.py, on a table of a few rows).
 _LOCK_SQL_PG = (
     f"SELECT {_LOCKED_COLUMNS}, "
     "CASE WHEN g.version = c.v THEN NULL ELSE CAST(g.state AS TEXT) END AS state_json, "

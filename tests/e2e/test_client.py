@@ -1666,7 +1666,7 @@ def test_a_stuck_practice_game_is_taken_back_into_play_by_undo(open_page, server
     name, token = server.register()
     game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": 1}, token)
     gid = game["id"]
-    stuck_line = ["t0-t7", "t11-t6", "t2-t10", "t7-t3", "t1-t3"]  # tests/test_undo.py
+    stuck_line = ["t0-t7", "t11-t6", "t2-t10", "t7-t3", "t1-t3"]  # tests/games/test_undo.py
     play_rest(server, gid, token, stuck_line[:-1])
     page = open_page()
     log_in_to_game(page, name, gid)

@@ -14,7 +14,7 @@ import pytest
 
 from server.stores import first_line, where
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
