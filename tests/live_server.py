@@ -78,6 +78,17 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+def run_django(code: str, **env: str) -> subprocess.CompletedProcess:
+    """run_python on the server's settings, with a key and a SQLite file of no use elsewhere
+    unless `env` names its own."""
+    defaults = {
+        "DJANGO_SETTINGS_MODULE": "server.settings",
+        "SECRET_KEY": "x" * 50,
+        "SQLITE_PATH": "/tmp/unused.sqlite3",
+    }
+    return run_python(code, **{**defaults, **env})
+
+
 def migrate(env: dict[str, str]) -> None:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],

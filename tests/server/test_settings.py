@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from server.env import env_bool, env_count, env_rate
 from server.settings import local_secret
-from tests.live_server import ROOT, run_python
+from tests.live_server import ROOT, run_django, run_python
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "two"])
@@ -52,12 +52,9 @@ def test_a_django_warning_is_logged_once(debug: str):
         "import django, logging; django.setup(); "
         "logging.getLogger('django.request').warning('Not Found: /nowhere')"
     )
-    run = run_python(
+    run = run_django(
         code,
-        DJANGO_SETTINGS_MODULE="server.settings",
         DEBUG=debug,
-        SECRET_KEY="x" * 50,
-        SQLITE_PATH="/tmp/unused.sqlite3",
     )
     assert run.returncode == 0, run.stderr
     assert run.stderr.count("Not Found: /nowhere") == 1, run.stderr
@@ -113,9 +110,8 @@ def test_processes_starting_together_share_one_development_key(tmp_path):  # noq
 def test_a_server_in_development_takes_no_key_from_the_repository(tmp_path):  # noqa: ANN001
     path = tmp_path / "key"
     code = "from django.conf import settings; print(settings.SECRET_KEY, settings.DAILY_SECRET)"
-    run = run_python(
+    run = run_django(
         code,
-        DJANGO_SETTINGS_MODULE="server.settings",
         DEBUG="1",
         SECRET_KEY="",
         DAILY_SECRET="",
@@ -135,11 +131,9 @@ _HASH_CODE = (
 
 @pytest.mark.parametrize(("fast", "algorithm"), [("1", "md5"), ("0", "pbkdf2_sha256")])
 def test_a_test_server_may_hash_passwords_fast(fast: str, algorithm: str):
-    run = run_python(
+    run = run_django(
         _HASH_CODE,
-        DJANGO_SETTINGS_MODULE="server.settings",
         FAST_PASSWORD_HASH=fast,
-        SQLITE_PATH="/tmp/unused.sqlite3",
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == algorithm
@@ -157,11 +151,9 @@ def test_a_password_hashed_slowly_still_signs_in_with_the_fast_hash():
         "import django; django.setup(); from django.contrib.auth.hashers import check_password; "
         f"print(check_password('correct-horse-9', {_PBKDF2!r}))"
     )
-    run = run_python(
+    run = run_django(
         code,
-        DJANGO_SETTINGS_MODULE="server.settings",
         FAST_PASSWORD_HASH="1",
-        SQLITE_PATH="/tmp/unused.sqlite3",
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "True"
@@ -173,11 +165,9 @@ def test_in_production_every_plain_http_request_is_redirected_but_the_health_che
         "print(c.get('/api/health').status_code, c.get('/api/me').status_code, "
         "c.get('/api/health', secure=True).status_code)"
     )
-    run = run_python(
+    run = run_django(
         code,
-        DJANGO_SETTINGS_MODULE="server.settings",
         DEBUG="0",
-        SECRET_KEY="x" * 50,
         ALLOWED_HOSTS="testserver",
         SQLITE_PATH=str(tmp_path / "db.sqlite3"),
     )
@@ -258,11 +248,8 @@ def test_the_benches_echo_socket_is_served_in_production_only_when_asked(env, se
         "import django; django.setup(); from server.routing import websocket_urlpatterns as p; "
         "print(any(str(u.pattern) == 'ws/echo' for u in p))"
     )
-    run = run_python(
+    run = run_django(
         code,
-        DJANGO_SETTINGS_MODULE="server.settings",
-        SECRET_KEY="x" * 50,
-        SQLITE_PATH="/tmp/unused.sqlite3",
         **env,
     )
     assert run.stdout.strip() == str(served), run.stderr

@@ -65,12 +65,9 @@ async def test_day_end_tells_the_board_and_the_open_attempts(user, other_user, m
     await board.disconnect()
 
 
-async def test_a_close_that_counts_attempts_pushes_todays_boards_for_the_all_time_pages(
-    user, other_user, move_clock
-):  # noqa: ANN001
-    """An attempt left open changes its player's all-time records only when its day is closed,
-    after midnight; all-time pages follow today's boards (web/static/web/players.js), so the
-    close pushes them again, and only when it counted something."""
+async def _open_attempt_then_todays_board(user, other_user, move_clock):  # noqa: ANN001, ANN202
+    """`user`'s Countess attempt left open yesterday; now today, and `other_user`'s socket on
+    today's board, its first frame read: (today, the socket, that frame)."""
     yesterday = clock.today()
     challenge = await database_sync_to_async(daily.ensure_daily)(yesterday, "countess")
     await database_sync_to_async(daily.play_daily)(user, challenge)  # left open
@@ -80,6 +77,16 @@ async def test_a_close_that_counts_attempts_pushes_todays_boards_for_the_all_tim
     board = await connect(f"/ws/leaderboards/{today.isoformat()}/countess", other_user)
     first = await recv(board)
     assert first["t"] == "leaderboard" and first["d"]["total"] == 0
+    return today, board, first
+
+
+async def test_a_close_that_counts_attempts_pushes_todays_boards_for_the_all_time_pages(
+    user, other_user, move_clock
+):  # noqa: ANN001
+    """An attempt left open changes its player's all-time records only when its day is closed,
+    after midnight; all-time pages follow today's boards (web/static/web/players.js), so the
+    close pushes them again, and only when it counted something."""
+    today, board, first = await _open_attempt_then_todays_board(user, other_user, move_clock)
 
     assert await database_sync_to_async(day_end.close_days)(today) == 1
     pushed = await recv(board)
@@ -98,14 +105,7 @@ async def test_a_close_whose_push_failed_pushes_at_its_retry(
 ):  # noqa: ANN001
     """The count claimed and done, a push that failed (the channel layer away) was lost: the
     retry found nothing to count, and so nothing to push."""
-    yesterday = clock.today()
-    challenge = await database_sync_to_async(daily.ensure_daily)(yesterday, "countess")
-    await database_sync_to_async(daily.play_daily)(user, challenge)  # left open
-    move_clock(1)
-    today = clock.today()
-    await database_sync_to_async(daily.ensure_daily)(today, "countess")
-    board = await connect(f"/ws/leaderboards/{today.isoformat()}/countess", other_user)
-    assert (await recv(board))["t"] == "leaderboard"
+    today, board, _ = await _open_attempt_then_todays_board(user, other_user, move_clock)
 
     def layer_away(challenge) -> None:  # noqa: ANN001
         raise ConnectionError("the channel layer is away")
