@@ -5,9 +5,13 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "server.settings")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as exc:  # a setting refused by name (server.env): its line
+        sys.exit(f"The settings cannot be used: {exc}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ others and exits with that worker's code, so a process manager sees the failure.
 from __future__ import annotations
 
 import argparse
+import importlib
 import ipaddress
 import os
 import signal
@@ -159,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     args, daphne_extra = parser.parse_known_args(argv)
     try:  # what the workers would read, before any starts: a typo is one line, not a traceback
         worker.check_settings()
+        importlib.import_module(os.environ.get("DJANGO_SETTINGS_MODULE", "server.settings"))
         workers = args.workers if args.workers is not None else default_workers()
     except ImproperlyConfigured as exc:
         print(f"The settings cannot be used: {exc}", file=sys.stderr)

@@ -253,3 +253,21 @@ def test_the_benches_echo_socket_is_served_in_production_only_when_asked(env, se
         **env,
     )
     assert run.stdout.strip() == str(served), run.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        ("import sys, manage; sys.argv = ['manage.py', 'migrate']; manage.main()", 1),
+        ("from server import serve; raise SystemExit(serve.main(['--port', '0']))", 2),
+    ],
+)
+def test_a_refused_setting_is_one_line_outside_make_run_too(command: str, code: int) -> None:
+    """The Docker image starts with `manage.py migrate`, then `python -m server.serve`: both
+    ended in a traceback (from each worker, for serve), its last line naming the setting."""
+    run = run_python(command, DEBUG="maybe", SQLITE_PATH="/tmp/unused.sqlite3")
+    assert run.returncode == code, run.stderr
+    assert run.stderr.splitlines() == [
+        "The settings cannot be used: DEBUG must be 1 or 0 (or true/false, yes/no, on/off),"
+        " not 'maybe'"
+    ], run.stderr
