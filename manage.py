@@ -11,7 +11,9 @@ def main() -> None:
     try:
         execute_from_command_line(sys.argv)
     except ImproperlyConfigured as exc:  # a setting refused by name (server.env): its line
-        sys.exit(f"The settings cannot be used: {exc}")
+        from server.env import refusal_line
+
+        sys.exit(refusal_line(exc))
 
 
 if __name__ == "__main__":

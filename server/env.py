@@ -21,6 +21,12 @@ _FALSE = {"0", "false", "no", "off"}
 _PERIODS = "smhd"
 
 
+def refusal_line(exc: ImproperlyConfigured) -> str:
+    """The one line a command that starts the server prints for a setting refused by name
+    (`make run` through server.stores, server.serve, manage.py)."""
+    return f"The settings cannot be used: {exc}"
+
+
 def env_bool(name: str, default: bool) -> bool:
     """A switch. Anything but the usual spellings is refused: `DEBUG=maybe` read as "not 1"
     started a server in production mode, with a complaint about its SECRET_KEY."""

@@ -31,7 +31,7 @@ import time
 from django.core.exceptions import ImproperlyConfigured
 
 from server import worker
-from server.env import env_count
+from server.env import env_count, refusal_line
 
 APPLICATION = "server.asgi:application"
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module(os.environ.get("DJANGO_SETTINGS_MODULE", "server.settings"))
         workers = args.workers if args.workers is not None else default_workers()
     except ImproperlyConfigured as exc:
-        print(f"The settings cannot be used: {exc}", file=sys.stderr)
+        print(refusal_line(exc), file=sys.stderr)
         return 2
     chosen = args.workers is not None or bool(os.environ.get("WEB_WORKERS"))
     problem = check_workers(workers, args.host, os.environ)

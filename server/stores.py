@@ -85,12 +85,13 @@ def main() -> int:
     from django.core.exceptions import ImproperlyConfigured
 
     from server import worker
+    from server.env import refusal_line
 
     try:
         worker.check_settings()  # first: daphne, an installed app, reads ASGI_THREADS on import
         django.setup()
     except ImproperlyConfigured as exc:  # a setting refused by name (server.settings): its line
-        print(f"The settings cannot be used: {exc}", file=sys.stderr)
+        print(refusal_line(exc), file=sys.stderr)
         return 1
     found = problems()
     for problem in found:

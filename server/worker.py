@@ -62,10 +62,13 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
+def switch_interval_ms() -> float:
+    return env_number("GIL_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS)
+
+
 def set_switch_interval() -> float:
     """Apply GIL_SWITCH_INTERVAL_MS; returns the interval in seconds."""
-    ms = env_number("GIL_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS)
-    sys.setswitchinterval(ms / 1000)
+    sys.setswitchinterval(switch_interval_ms() / 1000)
     return sys.getswitchinterval()
 
 
@@ -76,12 +79,16 @@ def set_switch_interval() -> float:
 DEBUG_QUERIES_KEPT = 200
 
 
+def queries_kept() -> int:
+    return env_whole("DEBUG_QUERIES_KEPT", DEBUG_QUERIES_KEPT)
+
+
 def cap_query_log() -> int:
     """Keep at most DEBUG_QUERIES_KEPT queries per database connection in this process; call
     it before any connection is made. Returns the cap."""
     from django.db.backends.base.base import BaseDatabaseWrapper
 
-    kept = env_whole("DEBUG_QUERIES_KEPT", DEBUG_QUERIES_KEPT)
+    kept = queries_kept()
     BaseDatabaseWrapper.queries_limit = kept
     return kept
 
@@ -96,8 +103,8 @@ def check_settings() -> None:
     first that cannot be used: server.serve and server.stores call it, so a typo stops
     `make run` with one line rather than a traceback from every worker."""
     event_loop_choice()
-    env_number("GIL_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS)
-    env_whole("DEBUG_QUERIES_KEPT", DEBUG_QUERIES_KEPT)
+    switch_interval_ms()
+    queries_kept()
     asgi_threads()
     gen0_threshold()
     freeze_wanted()
