@@ -125,12 +125,18 @@ class VariantSerializer(serializers.Serializer):
     summary = serializers.CharField()
 
 
-class AttemptSerializer(serializers.Serializer):
+class AttemptResultSerializer(serializers.Serializer):
+    """How a ranked attempt stands, on a board, in a player's recent results and in the
+    day's challenges."""
+
     game_id = serializers.IntegerField()
     status = serializers.CharField()
     moves = serializers.IntegerField()
     seconds = serializers.IntegerField()
     foundation_cards = serializers.IntegerField()
+
+
+class AttemptSerializer(AttemptResultSerializer):
     rank = serializers.IntegerField(allow_null=True)
 
 
@@ -152,16 +158,6 @@ class ChallengeSerializer(serializers.Serializer):
 class DailyListSerializer(serializers.Serializer):
     date = serializers.DateField()
     challenges = ChallengeSerializer(many=True)
-
-
-class AttemptResultSerializer(serializers.Serializer):
-    """How a ranked attempt stands, on a board or in a player's recent results."""
-
-    status = serializers.CharField()
-    moves = serializers.IntegerField()
-    seconds = serializers.IntegerField()
-    foundation_cards = serializers.IntegerField()
-    game_id = serializers.IntegerField()
 
 
 class EntrySerializer(AttemptResultSerializer):

@@ -38,6 +38,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
+# What Chromium writes to the console (an error or a warning) when a page breaks a rule of its own.
+CONSOLE_FAILURES = (
+    "Content Security Policy",
+    "closed before the connection is established",
+)
+
 
 def _server_env(sqlite_path: Path) -> dict[str, str]:
     """A fast password hash: the tests make some eighty sign-ups and sign-ins, and PBKDF2 took
@@ -130,8 +136,9 @@ def open_page(server: Server, browser):  # noqa: ANN001, ANN201
     """open_page(viewport=DESKTOP, **context_options) -> a fresh page in its own context (its
     own cookies); `has_touch=True` for a touch screen.
 
-    JavaScript errors on the page fail the test, and so does anything the page's
-    Content-Security-Policy refuses (web/views.py): every flow the tests walk checks it.
+    JavaScript errors on the page fail the test, and so do anything the page's
+    Content-Security-Policy refuses (web/views.py) and a socket closed while it was still
+    opening (web/static/web/socket.js `shut`): every flow the tests walk checks them.
     """
     contexts = []
     errors: list[str] = []
@@ -149,7 +156,7 @@ def open_page(server: Server, browser):  # noqa: ANN001, ANN201
         return page
 
     def refused(kind: str, text: str) -> None:
-        if kind == "error" and "Content Security Policy" in text:
+        if kind in ("error", "warning") and any(sign in text for sign in CONSOLE_FAILURES):
             errors.append(text)
 
     yield make

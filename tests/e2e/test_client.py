@@ -1565,6 +1565,33 @@ def test_an_all_time_board_follows_attempts_as_they_finish(open_page, server: Se
     expect(page.get_by_test_id("board-conn")).to_have_count(0)
 
 
+def test_a_socket_let_go_while_it_opens_closes_once_open_without_a_warning(
+    open_page, server: Server
+) -> None:
+    """A page that let go of its socket while it was still opening (a board's tab switched at
+    once, a game left, the network lost) closed it there and then, which the browser reports
+    on the console each time. It now closes once open (open_page fails on the report), and
+    the server sees it go."""
+    name, token = server.register()
+    day = server.request("GET", "/api/daily", token=token)["date"]
+    page = open_page()
+    log_in(page, name)
+    sockets: list = []
+    page.on("websocket", lambda ws: sockets.append(ws))
+    page.evaluate(
+        """async (path) => {
+            const app = document.querySelector("script[type=module]").src;
+            const { ReconnectingSocket } = await import(new URL("socket.js", app));
+            new ReconnectingSocket(path).close(); // a page left
+            const lost = new ReconnectingSocket(path);
+            lost.drop(); // the network lost: it would try again, but the page goes first
+            lost.close();
+        }""",
+        f"/ws/leaderboards/{day}/spanish",
+    )
+    _wait_for(page, lambda: len(sockets) == 2 and all(ws.is_closed() for ws in sockets))
+
+
 def test_an_all_time_board_left_open_moves_to_the_new_day_at_midnight(
     open_page, server: Server
 ) -> None:

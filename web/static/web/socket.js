@@ -153,11 +153,7 @@ export class ReconnectingSocket {
     if (!ws) return;
     this.ws = null;
     this.stopHeartbeat();
-    try {
-      ws.close();
-    } catch (err) {
-      /* ignore */
-    }
+    shut(ws);
     this.scheduleRetry();
   }
 
@@ -170,7 +166,22 @@ export class ReconnectingSocket {
     document.removeEventListener("visibilitychange", this._onVisible);
     const ws = this.ws;
     this.ws = null;
-    if (ws) ws.close(1000);
+    if (ws) shut(ws, 1000);
     this.status = "closed";
+  }
+}
+
+// Close a socket this page has let go of. One still opening is closed once it opens: closed
+// before, the browser logs a warning ("closed before the connection is established") each time
+// a page leaves a socket it had just asked for (a board's tab switched at once, a game left).
+function shut(ws, code) {
+  if (ws.readyState === WebSocket.CONNECTING) {
+    ws.onopen = () => ws.close(code);
+    return;
+  }
+  try {
+    ws.close(code);
+  } catch (err) {
+    /* already closing */
   }
 }
