@@ -1020,8 +1020,9 @@ def _a_game_and_another_tab(open_page, server: Server, deal: int) -> tuple[str, 
 
 
 def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server) -> None:
-    """The server closes the session's sockets (4401) and any REST call hears 401: either way
-    the page goes to the sign-in form, and back to where it was after signing in."""
+    """The server closes the session's sockets (4401), and any REST call of a session gone
+    hears 401: either way the page goes to the sign-in form, and back to where it was after
+    signing in."""
     name, game, page, other = _a_game_and_another_tab(open_page, server, deal=2)
     other.get_by_test_id("signout").click()
     expect(other.get_by_test_id("auth-form")).to_be_visible()
@@ -1033,15 +1034,33 @@ def test_signing_out_in_another_tab_signs_this_one_out(open_page, server: Server
     page.get_by_test_id("auth-submit").click()
     wait_live(page, game["id"])
 
-    # A REST call (starting a practice game) after a sign-out elsewhere.
+    # A REST call (starting a practice game) once the session has gone with no tab to say so
+    # (it expired; a sign-out in another tab now tells this one at once, the test below).
     page.goto("/#/practice")
     expect(page.get_by_test_id("practice-start")).to_be_visible()
-    other.goto("/")
-    other.get_by_test_id("signout").click()
-    expect(other.get_by_test_id("auth-form")).to_be_visible()
+    page.context.clear_cookies()
     page.get_by_test_id("practice-start").click()
     expect(page.get_by_test_id("auth-form")).to_be_visible()
     expect(page.get_by_test_id("whoami")).to_have_count(0)
+
+
+def test_signing_out_in_one_tab_signs_the_lobby_out_at_once(open_page, server: Server) -> None:
+    """A tab with no socket open (the lobby) heard of a sign-out in another tab only when its
+    next request was refused, up to 10 s later (its live games are asked for every 10 s):
+    the tabs of one browser now tell each other."""
+    name, _ = server.register()
+    lobby = open_page()
+    log_in(lobby, name)
+    expect(lobby.get_by_test_id("whoami")).to_have_text(name)
+    refused: list[str] = []
+    lobby.on("response", lambda r: refused.append(r.url) if r.status == 401 else None)
+    other = lobby.context.new_page()
+    other.goto("/")
+    other.get_by_test_id("signout").click()
+    expect(other.get_by_test_id("auth-form")).to_be_visible()
+    expect(lobby.get_by_test_id("auth-form")).to_be_visible(timeout=5_000)
+    expect(lobby.get_by_test_id("whoami")).to_have_count(0)
+    assert not refused, f"the lobby heard of it from a refused request: {refused}"
 
 
 def test_a_new_password_signs_out_every_tab_and_the_old_one_no_longer_signs_in(

@@ -47,6 +47,20 @@ export function signedOut() {
   setTimeout(() => window.dispatchEvent(new Event("arena:signed-out")), 0);
 }
 
+// The tabs of one browser share its session: the one that signs out (or changes the password,
+// which signs out everywhere) tells the others at once. A tab with no socket open (the lobby)
+// heard it only at its next request, up to 10 s later; another device still does.
+const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("arena-session") : null;
+if (tabs) {
+  tabs.onmessage = (event) => {
+    if (event.data === "signed-out") signedOut();
+  };
+}
+
+export function tellOtherTabsSignedOut() {
+  if (tabs) tabs.postMessage("signed-out");
+}
+
 // A 429 refuses a request before any of it is done (the per-client limit on requests at once,
 // or a throttle), so sending it again is safe. A short wait is waited out here, at most
 // RETRIES times; a long one (sign-in throttled for a minute) is the caller's error to show.

@@ -14,7 +14,7 @@
 // Everything goes through the public API (api.js, socket.js); nothing here is private to
 // this server, so the client doubles as the reference for anyone writing another one.
 
-import { ApiError, get, post } from "./api.js";
+import { ApiError, get, post, tellOtherTabsSignedOut } from "./api.js";
 import { GameView } from "./game.js";
 import { Leaderboard } from "./leaderboard.js";
 import { profileLink, renderAllTime, renderProfile } from "./players.js";
@@ -72,6 +72,7 @@ function renderUser() {
     } catch (err) {
       /* signed out anyway */
     }
+    tellOtherTabsSignedOut();
     renderUser();
     location.hash = "#/signin";
   });
@@ -191,6 +192,7 @@ function accountView() {
     app.signedOutAs = app.me.username; // the sign-in form starts with the name
     app.me = null;
     app.after = "#/";
+    tellOtherTabsSignedOut();
     renderUser();
     toast("Password changed: sign in with your new password.");
     location.hash = "#/signin";
