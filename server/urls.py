@@ -7,13 +7,16 @@ from drf_spectacular.renderers import (
     OpenApiYamlRenderer,
     OpenApiYamlRenderer2,
 )
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts import views as account_views
 from server.errors import handler404 as json_not_found
 from server.health import HealthView
+from web.views import API_DOCS_POLICY
 
 
 class SchemaView(SpectacularAPIView):
@@ -30,12 +33,20 @@ class SchemaView(SpectacularAPIView):
     ]
 
 
-class DocsView(SpectacularSwaggerView):
+class DocsView(SpectacularSwaggerSplitView):
     """The Swagger UI page, for GET only: its OPTIONS rendered the view's metadata through the
     page's HTML renderer, which has no template for it (a 500). Its errors are JSON, as every
-    error under /api/ is: the page's renderer gave a 405 as plain HTML."""
+    error under /api/ is: the page's renderer gave a 405 as plain HTML. Its setup script is
+    served apart (`/api/docs?script=`), so that the page runs no inline script and keeps a
+    Content-Security-Policy (web.views.API_DOCS_POLICY)."""
 
     http_method_names = ["get", "head"]
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        response = super().get(request, *args, **kwargs)
+        response["Content-Security-Policy"] = API_DOCS_POLICY
+        return response
 
     def handle_exception(self, exc: Exception) -> Response:
         response = super().handle_exception(exc)

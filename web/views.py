@@ -10,12 +10,21 @@ from server.errors import handler404 as json_not_found
 # The client's pages load scripts, styles and the suits' sprites from this server's own files,
 # with no inline script or style, and talk to it alone (its API, its sockets): a page that ran a
 # script injected by some future bug could neither run inline code nor send what it read
-# elsewhere. The favicon is a data: URI. Only these pages: /api/docs (Swagger UI) runs an
-# inline script of its own.
+# elsewhere. The favicon is a data: URI. /api/docs (Swagger UI) has a policy of its own,
+# API_DOCS_POLICY.
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self' {sockets}; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
+)
+
+# Swagger UI at /api/docs: its script from this server's files (the page's setup script served
+# apart, server.urls.DocsView), a fetch of the schema and "Try it out" to this server only; its
+# page has an inline <style> of drf-spectacular's, so styles may be inline there.
+API_DOCS_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
 )
 
 

@@ -66,7 +66,25 @@ def test_docs_page_is_served_without_a_cdn(anon):  # noqa: ANN001
     # Every script, stylesheet and icon from this server: none from another host (a CDN).
     # (Not "cdn" anywhere in the page: the page's CSRF token is random, and once spelled it.)
     assets = re.findall(r'(?:src|href)="([^"]*)"', html)
-    assert assets and all(a.startswith("/static/") for a in assets), assets
+    setup = "/api/docs?script="
+    assert setup in assets, assets
+    assert all(a.startswith("/static/") for a in assets if a != setup), assets
+
+
+def test_docs_page_runs_no_inline_script_under_its_policy(anon):  # noqa: ANN001
+    """Swagger UI's setup script was inline in the page, which therefore had no
+    Content-Security-Policy: it is served apart, and the page has one."""
+    res = anon.get("/api/docs")
+    policy = res["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy, policy
+    html = res.content.decode()
+    scripts = re.findall(r"<script([^>]*)>", html)
+    assert scripts and all("src=" in attrs for attrs in scripts), scripts
+    assert "/api/docs" not in anon.get("/api/schema").json()["paths"]
+    setup = anon.get("/api/docs?script=")
+    assert setup.status_code == 200
+    assert setup["Content-Type"].startswith("application/javascript")
+    assert "SwaggerUIBundle" in setup.content.decode() and "/api/schema" in setup.content.decode()
 
 
 def operation(schema: dict, method: str, path: str) -> dict:

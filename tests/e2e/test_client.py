@@ -2188,3 +2188,22 @@ def test_a_swipe_on_a_card_that_cannot_be_dragged_scrolls_the_page(
     expect(watcher.get_by_test_id("drag-layer")).to_have_count(0)
     watcher.wait_for_timeout(200)
     expect(watcher.get_by_test_id("message")).not_to_have_class(re.compile(r"\bshow\b"))
+
+
+def test_the_api_docs_page_works_under_its_policy(open_page, server: Server) -> None:
+    """/api/docs (Swagger UI) runs under a Content-Security-Policy of its own: its scripts and
+    its schema from this server, none inline (open_page fails on what the policy refuses), and
+    "Try it out" still reaches the API."""
+    page = open_page()
+    page.goto("/api/docs")
+    variants = page.locator(".opblock-summary-path[data-path='/api/variants']")
+    expect(variants).to_be_visible()
+    expect(
+        page.locator(".opblock-summary-path[data-path='/api/games/{game_id}/moves']").first
+    ).to_be_visible()
+    variants.click()
+    page.get_by_role("button", name="Try it out").click()
+    page.get_by_role("button", name="Execute").click()
+    expect(page.locator(".live-responses-table tbody .response-col_status")).to_have_text("200")
+    expect(page.locator(".live-responses-table")).to_contain_text("chinese_freecell")
+    shot(page, "26-api-docs")
