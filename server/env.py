@@ -18,7 +18,11 @@ from django.core.exceptions import ImproperlyConfigured
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 # DRF's throttle periods: it reads only the first letter of what follows the slash.
-_PERIODS = "smhd"
+# The periods of a throttle rate: DRF reads only the first letter, so any word would pass it
+# ("30/mango" is 30 a minute); these are the words that say what DRF will read.
+_PERIODS = frozenset(
+    ("s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day")
+) | frozenset(("seconds", "minutes", "hours", "days"))
 
 
 def refusal_line(exc: ImproperlyConfigured) -> str:
@@ -74,12 +78,27 @@ def env_whole(name: str, default: int) -> int:
     return int(raw)
 
 
+def port_or_none(raw: str) -> int | None:
+    """A TCP port, 0 to 65535 (0 lets the system pick one), or None for anything else."""
+    if raw.isascii() and raw.isdigit() and int(raw) <= 65535:
+        return int(raw)
+    return None
+
+
+def env_port(name: str, default: int, environ: Mapping[str, str] = os.environ) -> int:
+    raw = environ.get(name) or str(default)
+    port = port_or_none(raw)
+    if port is None:
+        raise ImproperlyConfigured(f"{name} must be a port number from 0 to 65535, not {raw!r}")
+    return port
+
+
 def env_rate(name: str, default: str) -> str:
-    """A throttle rate as DRF reads it, "30/min": requests, a slash, a period starting with s,
-    m, h or d. DRF parses it on the first throttled request, so a typo was a 500 there."""
+    """A throttle rate as DRF reads it, "30/min": requests, a slash, a period (_PERIODS). DRF
+    parses it on the first throttled request, so a typo was a 500 there."""
     raw = (os.environ.get(name) or default).strip()
     count, slash, period = raw.partition("/")
-    if not (slash and count.isascii() and count.isdigit() and period[:1].lower() in _PERIODS):
+    if not (slash and count.isascii() and count.isdigit() and period.lower() in _PERIODS):
         raise ImproperlyConfigured(
             f"{name} must be requests per period, as 30/min (s, min, hour or day), not {raw!r}"
         )

@@ -31,9 +31,10 @@ import time
 from django.core.exceptions import ImproperlyConfigured
 
 from server import worker
-from server.env import env_count, refusal_line
+from server.env import env_count, env_port, port_or_none, refusal_line
 
 APPLICATION = "server.asgi:application"
+DEFAULT_PORT = 8000
 
 
 def default_workers(environ: os._Environ | dict[str, str] = os.environ) -> int:
@@ -145,22 +146,31 @@ def supervise(procs: list[subprocess.Popen]) -> int:
 
 
 def port_number(raw: str) -> int:
-    """A TCP port for --port and PORT: 0 to 65535, 0 letting the system pick one."""
-    if not (raw.isascii() and raw.isdigit()) or int(raw) > 65535:
+    """--port: as PORT (server.env.env_port)."""
+    port = port_or_none(raw)
+    if port is None:
         raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {raw!r}")
-    return int(raw)
+    return port
+
+
+def check_settings(environ: os._Environ | dict[str, str] = os.environ) -> None:
+    """Read the settings this command reads (PORT, WEB_WORKERS), raising ImproperlyConfigured
+    for the first that cannot be used: `make run` calls it (server.stores) before it migrates."""
+    env_port("PORT", DEFAULT_PORT, environ)
+    default_workers(environ)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
     # argparse converts a string default as it does the argument: PORT=abc is refused the same.
-    parser.add_argument("--port", type=port_number, default=os.environ.get("PORT") or "8000")
+    parser.add_argument("--port", type=port_number, default=None, help="default: PORT, else 8000")
     parser.add_argument("--workers", type=int, default=None)
     args, daphne_extra = parser.parse_known_args(argv)
     try:  # what the workers would read, before any starts: a typo is one line, not a traceback
         worker.check_settings()
         importlib.import_module(os.environ.get("DJANGO_SETTINGS_MODULE", "server.settings"))
+        port = args.port if args.port is not None else env_port("PORT", DEFAULT_PORT)
         workers = args.workers if args.workers is not None else default_workers()
     except ImproperlyConfigured as exc:
         print(refusal_line(exc), file=sys.stderr)
@@ -174,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    procs = start_workers(args.host, args.port, workers, daphne_extra)
+    procs = start_workers(args.host, port, workers, daphne_extra)
     return supervise(procs)
 
 

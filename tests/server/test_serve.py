@@ -102,11 +102,16 @@ def test_a_worker_setting_it_cannot_use_stops_the_start_with_one_line(
 
 
 @pytest.mark.parametrize("raw", ["http", "-1", "65536"])
-def test_a_port_that_is_no_port_is_refused_by_argparse(monkeypatch, capsys, raw: str) -> None:  # noqa: ANN001
-    monkeypatch.setenv("PORT", raw)
+def test_a_port_that_is_no_port_is_refused(monkeypatch, capsys, raw: str) -> None:  # noqa: ANN001
+    """--port by argparse; PORT as every other setting, by name (argparse named --port)."""
     with pytest.raises(SystemExit) as stopped:
-        serve.main([])
+        serve.main(["--port", raw])
     assert stopped.value.code == 2
     assert f"argument --port: a port is a number from 0 to 65535, not '{raw}'" in (
         capsys.readouterr().err
+    )
+    monkeypatch.setenv("PORT", raw)
+    assert serve.main([]) == 2
+    assert capsys.readouterr().err == (
+        f"The settings cannot be used: PORT must be a port number from 0 to 65535, not '{raw}'\n"
     )

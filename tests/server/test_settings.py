@@ -195,6 +195,8 @@ def test_in_production_every_plain_http_request_is_redirected_but_the_health_che
         ("GAME_LOOP_WRITER", "yes please", "GAME_LOOP_WRITER must be 1 or 0"),
         ("HINT_THROTTLE_RATE", "20/fortnight", "HINT_THROTTLE_RATE must be requests per period"),
         ("AUTH_THROTTLE_RATE", "thirty/min", "AUTH_THROTTLE_RATE must be requests per period"),
+        # DRF reads the first letter alone: a minute, whatever was meant.
+        ("LIVE_THROTTLE_RATE", "30/mango", "LIVE_THROTTLE_RATE must be requests per period"),
     ],
 )
 def test_a_setting_of_the_wrong_kind_is_refused_by_name(name: str, raw: str, says: str) -> None:
@@ -216,7 +218,15 @@ def test_the_usual_spellings_of_a_switch_are_read(monkeypatch) -> None:  # noqa:
 
 
 @pytest.mark.parametrize(
-    ("raw", "rate"), [("30/min", "30/min"), ("5/S", "5/s"), (" 100/hour ", "100/hour"), ("", "7/d")]
+    ("raw", "rate"),
+    [
+        ("30/min", "30/min"),
+        ("5/S", "5/s"),
+        (" 100/hour ", "100/hour"),
+        ("12/Minutes", "12/minutes"),
+        ("2/day", "2/day"),
+        ("", "7/d"),
+    ],
 )
 def test_a_throttle_rate_is_read_as_drf_reads_it(monkeypatch, raw: str, rate: str) -> None:  # noqa: ANN001
     """DRF parses a rate on the first throttled request and knows only lower-case periods:
@@ -262,12 +272,22 @@ def test_the_benches_echo_socket_is_served_in_production_only_when_asked(env, se
         ("from server import serve; raise SystemExit(serve.main(['--port', '0']))", 2),
     ],
 )
-def test_a_refused_setting_is_one_line_outside_make_run_too(command: str, code: int) -> None:
+@pytest.mark.parametrize(
+    ("setting", "line"),
+    [
+        (
+            {"DEBUG": "maybe"},
+            "DEBUG must be 1 or 0 (or true/false, yes/no, on/off), not 'maybe'",
+        ),
+        # Read by daphne as Django sets up (an installed app): manage.py ended in its traceback.
+        ({"ASGI_THREADS": "many"}, "ASGI_THREADS must be a whole number of at least 1, not 'many'"),
+    ],
+)
+def test_a_refused_setting_is_one_line_outside_make_run_too(
+    command: str, code: int, setting: dict, line: str
+) -> None:
     """The Docker image starts with `manage.py migrate`, then `python -m server.serve`: both
     ended in a traceback (from each worker, for serve), its last line naming the setting."""
-    run = run_python(command, DEBUG="maybe", SQLITE_PATH="/tmp/unused.sqlite3")
+    run = run_python(command, SQLITE_PATH="/tmp/unused.sqlite3", **setting)
     assert run.returncode == code, run.stderr
-    assert run.stderr.splitlines() == [
-        "The settings cannot be used: DEBUG must be 1 or 0 (or true/false, yes/no, on/off),"
-        " not 'maybe'"
-    ], run.stderr
+    assert run.stderr.splitlines() == [f"The settings cannot be used: {line}"], run.stderr

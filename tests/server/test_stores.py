@@ -86,10 +86,22 @@ def test_a_setting_the_server_refuses_stops_the_start_with_its_line(closed_port)
     ], done.stderr
 
 
-def test_a_worker_setting_the_server_refuses_stops_the_start_before_migrating(tmp_path):  # noqa: ANN001
-    """`make run` asks server.stores before it migrates: a worker's setting is read there too."""
-    done = run_stores(ASGI_THREADS="many", SQLITE_PATH=str(tmp_path / "db.sqlite3"))
+@pytest.mark.parametrize(
+    ("setting", "line"),
+    [
+        ({"ASGI_THREADS": "many"}, "ASGI_THREADS must be a whole number of at least 1, not 'many'"),
+        # Read by server.serve, after the migration: `make run` migrated, then stopped on it.
+        ({"PORT": "70000"}, "PORT must be a port number from 0 to 65535, not '70000'"),
+        ({"WEB_WORKERS": "two"}, "WEB_WORKERS must be a whole number of at least 1, not 'two'"),
+    ],
+)
+def test_a_serving_setting_the_server_refuses_stops_the_start_before_migrating(
+    tmp_path,  # noqa: ANN001
+    setting: dict,
+    line: str,
+):
+    """`make run` asks server.stores before it migrates: the workers' settings and the
+    server command's are read there too."""
+    done = run_stores(SQLITE_PATH=str(tmp_path / "db.sqlite3"), **setting)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == [
-        "The settings cannot be used: ASGI_THREADS must be a whole number of at least 1, not 'many'"
-    ], done.stderr
+    assert done.stderr.splitlines() == [f"The settings cannot be used: {line}"], done.stderr
