@@ -17,12 +17,13 @@ from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
-# DRF's throttle periods: it reads only the first letter of what follows the slash.
-# The periods of a throttle rate: DRF reads only the first letter, so any word would pass it
-# ("30/mango" is 30 a minute); these are the words that say what DRF will read.
+# The periods of a throttle rate. DRF reads only the first letter of what follows the slash,
+# so any word would pass it ("30/mango" is 30 a minute): these are the words that say what DRF
+# will read.
 _PERIODS = frozenset(
-    ("s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day")
-) | frozenset(("seconds", "minutes", "hours", "days"))
+    {"s", "sec", "m", "min", "h", "d"}
+    | {word for unit in ("second", "minute", "hour", "day") for word in (unit, unit + "s")}
+)
 
 
 def refusal_line(exc: ImproperlyConfigured) -> str:
@@ -86,6 +87,7 @@ def port_or_none(raw: str) -> int | None:
 
 
 def env_port(name: str, default: int, environ: Mapping[str, str] = os.environ) -> int:
+    """A TCP port to listen on (PORT)."""
     raw = environ.get(name) or str(default)
     port = port_or_none(raw)
     if port is None:

@@ -163,7 +163,7 @@ def check_settings(environ: os._Environ | dict[str, str] = os.environ) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    # argparse converts a string default as it does the argument: PORT=abc is refused the same.
+    # PORT is read below, with the other settings: refused, it is named as they are.
     parser.add_argument("--port", type=port_number, default=None, help="default: PORT, else 8000")
     parser.add_argument("--workers", type=int, default=None)
     args, daphne_extra = parser.parse_known_args(argv)
