@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
 import pytest
@@ -273,3 +273,83 @@ def stop_while_a_move_is_written(
             raise AssertionError("the socket stayed open")
     assert server.proc.wait(30) == 0
     return game["id"], move
+
+
+def crash_mid_play(server: Daphne, token: str, games: int = 4, rounds: int = 20) -> list[dict]:
+    """Play `games` new games at once over sockets of their own, a move on each at a time,
+    then, with a move sent on every socket and only half of those answered, kill the server's
+    processes (SIGKILL: a crash, nothing drained). Returns per game its id, the moves it
+    acknowledged, in order, and the one still in flight when the server died."""
+    plays: list[dict] = []
+    socks: list = []
+    with ExitStack() as stack:
+        for _ in range(games):
+            status, game = server.call(
+                "POST", "/api/games", {"variant": "spanish", "deal": 21}, token
+            )
+            assert status == 201, game
+            sock = stack.enter_context(ws(server, f"/ws/games/{game['id']}", token))
+            socks.append(sock)
+            plays.append({"id": game["id"], "acked": [], "in_flight": None, "state": recv(sock)})
+
+        def send(play: dict, sock) -> None:  # noqa: ANN001
+            state = play["state"]
+            move = state["d"]["legal_moves"][0]
+            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"]}}))
+            play["in_flight"] = move
+
+        def answer(play: dict, sock) -> None:  # noqa: ANN001
+            assert recv(sock)["t"] == "ack"
+            play["state"] = recv(sock)
+            play["acked"].append(play["in_flight"])
+            play["in_flight"] = None
+
+        for _ in range(rounds):
+            for play, sock in zip(plays, socks, strict=True):
+                send(play, sock)
+            for play, sock in zip(plays, socks, strict=True):
+                answer(play, sock)
+        for play, sock in zip(plays, socks, strict=True):
+            send(play, sock)
+        for play, sock in list(zip(plays, socks, strict=True))[: games // 2]:
+            answer(play, sock)
+        for pid in reversed(server.pids()):
+            os.kill(pid, signal.SIGKILL)
+        server.proc.wait(10)
+    return plays
+
+
+def replay_verify(env: dict[str, str]) -> None:
+    """`manage.py replay_verify` on the database `env` names: every game's stored state is its
+    moves' replay."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "replay_verify"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def assert_acknowledged_moves_kept(server: Daphne, token: str, plays: list[dict]) -> None:
+    """After a crash, on a server started again on the same database: every game holds every
+    move it acknowledged, in order, and at most the one move that was in flight; its stored
+    state is its moves' replay (the version says as much), and it plays on from there."""
+    for play in plays:
+        status, history = server.call("GET", f"/api/games/{play['id']}/moves", token=token)
+        assert status == 200, history
+        kept = [m["move"] for m in history]
+        acked = play["acked"]
+        assert kept in (acked, [*acked, play["in_flight"]]), (
+            f"game {play['id']}: {len(kept)} moves kept of {len(acked)} acknowledged"
+        )
+        status, game = server.call("GET", f"/api/games/{play['id']}", token=token)
+        assert game["v"] == len(kept), game["v"]
+        with ws(server, f"/ws/games/{play['id']}", token) as sock:
+            state = recv(sock)
+            assert state["v"] == len(kept)
+            move = state["d"]["legal_moves"][0]
+            sock.send(json.dumps({"t": "move", "d": {"move": move, "v": state["v"]}}))
+            assert recv(sock)["t"] == "ack" and recv(sock)["v"] == len(kept) + 1

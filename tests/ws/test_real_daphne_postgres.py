@@ -15,9 +15,12 @@ from django.db import connection
 
 from tests.live_server import (
     Daphne,
+    assert_acknowledged_moves_kept,
+    crash_mid_play,
     play_first_moves,
     recv,
     register,
+    replay_verify,
     server_env,
     stop_while_a_move_is_written,
     ws,
@@ -97,3 +100,22 @@ def test_a_stopping_server_answers_a_move_its_loop_is_writing_before_it_closes(t
             assert cursor.fetchall() == [(1, move)]
     finally:
         server.stop()
+
+
+def test_a_crash_loses_no_move_the_loop_writer_acknowledged(tmp_path):  # noqa: ANN001
+    """As on SQLite (test_real_daphne), with the batches written from the event loop: killed
+    mid-play, the server has kept every move it acknowledged, and no more than the ones in
+    flight."""
+    env = server_env(tmp_path / "unused.sqlite3", DATABASE_URL=_test_database_url())
+    server = Daphne(env, tmp_path / "crash.log")
+    try:
+        token = register(server, "pgcrashed")
+        plays = crash_mid_play(server, token)
+    finally:
+        server.stop()
+    again = Daphne(env, tmp_path / "again.log")
+    try:
+        assert_acknowledged_moves_kept(again, token, plays)
+    finally:
+        again.stop()
+    replay_verify(env)
