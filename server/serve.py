@@ -84,6 +84,22 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def port_taken(address: str, port: int) -> str | None:
+    """Why workers cannot listen on `address`:`port`, or None. Asked with a socket that does
+    not set SO_REUSEPORT: the workers' own sockets share their port with any other that sets
+    it, so a second server started with workers on a port in use (`make run` twice, with Redis)
+    took half of the first one's new connections, silently."""
+    if port == 0:
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the workers' sockets
+        try:
+            probe.bind((address, port))
+        except OSError as exc:
+            return f"Cannot listen on {address}:{port}: {exc.strerror or exc}."
+    return None
+
+
 def daphne_args(extra: list[str]) -> list[str]:
     """A worker's command: daphne's own command line, on the project's reactor (server.worker)."""
     return [sys.executable, "-m", "server.worker", *extra, APPLICATION]
@@ -181,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         # Only the default asked for more: serve on one worker rather than not at all.
         print(f"{problem} Serving with one worker.", file=sys.stderr)
         workers, problem = 1, None
+    if not problem and workers > 1:
+        problem = port_taken(ipv4_address(args.host) or args.host, port)
     if problem:
         print(problem, file=sys.stderr)
         return 2
