@@ -19,6 +19,7 @@ others and exits with that worker's code, so a process manager sees the failure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import ipaddress
 import os
@@ -84,19 +85,27 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def port_taken(address: str, port: int) -> str | None:
-    """Why workers cannot listen on `address`:`port`, or None. Asked with a socket that does
+def port_taken(host: str, port: int) -> str | None:
+    """Why the server cannot listen on `host`:`port`, or None. Asked with a socket that does
     not set SO_REUSEPORT: the workers' own sockets share their port with any other that sets
     it, so a second server started with workers on a port in use (`make run` twice, with Redis)
-    took half of the first one's new connections, silently."""
+    took half of the first one's new connections, silently; one worker said so in daphne's
+    log lines, then the supervisor's."""
     if port == 0:
         return None
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the workers' sockets
+    found = None
+    for family in (socket.AF_INET, socket.AF_UNSPEC):  # a name binds as IPv4, as Twisted's does
+        with contextlib.suppress(OSError, IndexError):
+            found = found or socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0]
+    if found is None:
+        return None  # a host that does not resolve: the server's own listen says so
+    family, _, _, _, address = found
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Twisted's and ours
         try:
-            probe.bind((address, port))
+            probe.bind(address)
         except OSError as exc:
-            return f"Cannot listen on {address}:{port}: {exc.strerror or exc}."
+            return f"Cannot listen on {host}:{port}: {exc.strerror or exc}."
     return None
 
 
@@ -197,8 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         # Only the default asked for more: serve on one worker rather than not at all.
         print(f"{problem} Serving with one worker.", file=sys.stderr)
         workers, problem = 1, None
-    if not problem and workers > 1:
-        problem = port_taken(ipv4_address(args.host) or args.host, port)
+    if not problem:  # the workers bind the host's IPv4 address; one worker, the host
+        listen_on = (ipv4_address(args.host) or args.host) if workers > 1 else args.host
+        problem = port_taken(listen_on, port)
     if problem:
         print(problem, file=sys.stderr)
         return 2

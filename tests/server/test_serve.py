@@ -70,12 +70,15 @@ def test_workers_may_all_bind_the_same_port():
 
 
 @pytest.mark.parametrize(
-    "shared", [True, False], ids=["workers-of-another-server", "a-plain-socket"]
+    ("shared", "workers"),
+    [(True, "2"), (False, "2"), (False, "1")],
+    ids=["workers-of-another-server", "a-plain-socket", "one-worker"],
 )
-def test_workers_are_not_started_on_a_port_in_use(monkeypatch, capsys, shared: bool):  # noqa: ANN001
+def test_no_worker_is_started_on_a_port_in_use(monkeypatch, capsys, shared, workers):  # noqa: ANN001
     """A server with workers already on the port (`make run` twice, with Redis): the second's
     workers bound it beside the first's (SO_REUSEPORT) and took half of its new connections.
-    A port held by a plain socket was a traceback. Either way: one line, and no worker."""
+    A port held by a plain socket was a traceback with workers, and daphne's log lines and the
+    supervisor's with one. Now: one line, and no worker."""
     held = (
         serve.listening_socket("127.0.0.1", 0) if shared else socket.create_server(("127.0.0.1", 0))
     )
@@ -84,15 +87,16 @@ def test_workers_are_not_started_on_a_port_in_use(monkeypatch, capsys, shared: b
     monkeypatch.setenv("REDIS_URL", "redis://x")
     monkeypatch.setattr(serve, "start_workers", lambda *args: started.append(args) or [])
     monkeypatch.setattr(serve, "supervise", lambda procs: 0)
+    command = ["--host", "127.0.0.1", "--port", str(port), "--workers", workers]
     try:
-        assert serve.main(["--host", "127.0.0.1", "--port", str(port), "--workers", "2"]) == 2
+        assert serve.main(command) == 2
     finally:
         held.close()
     assert not started
     err = capsys.readouterr().err
     assert err == f"Cannot listen on 127.0.0.1:{port}: Address already in use.\n", err
     # Free again (a closed server's connections may linger in TIME_WAIT): the workers start.
-    assert serve.main(["--host", "127.0.0.1", "--port", str(port), "--workers", "2"]) == 0
+    assert serve.main(command) == 0
     assert started
 
 
