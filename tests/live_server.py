@@ -89,13 +89,21 @@ def run_django(code: str, **env: str) -> subprocess.CompletedProcess:
     return run_python(code, **{**defaults, **env})
 
 
-def migrate(env: dict[str, str]) -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`manage.py *args` in the project folder, with `env` its whole environment."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
         cwd=ROOT,
         env=env,
-        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
+
+
+def migrate(env: dict[str, str]) -> None:
+    done = manage(env, "migrate", "--noinput", "-v", "0")
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def daphne_command(port: int, workers: int = 1) -> list[str]:
@@ -319,17 +327,22 @@ def crash_mid_play(server: Daphne, token: str, games: int = 4, rounds: int = 20)
     return plays
 
 
-def replay_verify(env: dict[str, str]) -> None:
-    """`manage.py replay_verify` on the database `env` names: every game's stored state is its
-    moves' replay."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "replay_verify"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def crash_and_start_again(env: dict[str, str], logs: Path, name: str) -> None:
+    """A server on `env`'s database killed mid-play (crash_mid_play), then one started again
+    on it: every acknowledged move is there (assert_acknowledged_moves_kept), and
+    `manage.py replay_verify` finds every game's stored state to be its moves' replay."""
+    server = Daphne(env, logs / "crashed.log")
+    try:
+        token = register(server, name)
+        plays = crash_mid_play(server, token)
+    finally:
+        server.stop()
+    again = Daphne(env, logs / "again.log")
+    try:
+        assert_acknowledged_moves_kept(again, token, plays)
+    finally:
+        again.stop()
+    done = manage(env, "replay_verify")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -16,14 +16,12 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.live_server import (
     Daphne,
-    assert_acknowledged_moves_kept,
-    crash_mid_play,
+    crash_and_start_again,
     migrate,
     parse_frames,
     play_first_moves,
     recv,
     register,
-    replay_verify,
     server_env,
     stop_while_a_move_is_written,
     ws,
@@ -120,18 +118,7 @@ def test_a_crash_loses_no_move_the_server_acknowledged(shared_env, tmp_path):  #
     acknowledged, as a move is answered only once it is written. Started again on the same
     database, each game holds its acknowledged moves and at most the one in flight, its
     stored state is their replay, and it plays on."""
-    server = Daphne(shared_env, tmp_path / "daphne-crash.log")
-    try:
-        token = register(server, "crashed")
-        plays = crash_mid_play(server, token)
-    finally:
-        server.stop()
-    again = Daphne(shared_env, tmp_path / "daphne-again.log")
-    try:
-        assert_acknowledged_moves_kept(again, token, plays)
-    finally:
-        again.stop()
-    replay_verify(shared_env)
+    crash_and_start_again(shared_env, tmp_path, "crashed")
 
 
 @contextmanager

@@ -15,12 +15,10 @@ from django.db import connection
 
 from tests.live_server import (
     Daphne,
-    assert_acknowledged_moves_kept,
-    crash_mid_play,
+    crash_and_start_again,
     play_first_moves,
     recv,
     register,
-    replay_verify,
     server_env,
     stop_while_a_move_is_written,
     ws,
@@ -107,15 +105,4 @@ def test_a_crash_loses_no_move_the_loop_writer_acknowledged(tmp_path):  # noqa: 
     mid-play, the server has kept every move it acknowledged, and no more than the ones in
     flight."""
     env = server_env(tmp_path / "unused.sqlite3", DATABASE_URL=_test_database_url())
-    server = Daphne(env, tmp_path / "crash.log")
-    try:
-        token = register(server, "pgcrashed")
-        plays = crash_mid_play(server, token)
-    finally:
-        server.stop()
-    again = Daphne(env, tmp_path / "again.log")
-    try:
-        assert_acknowledged_moves_kept(again, token, plays)
-    finally:
-        again.stop()
-    replay_verify(env)
+    crash_and_start_again(env, tmp_path, "pgcrashed")
