@@ -19,7 +19,6 @@ others and exits with that worker's code, so a process manager sees the failure.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import ipaddress
 import os
@@ -93,13 +92,14 @@ def port_taken(host: str, port: int) -> str | None:
     log lines, then the supervisor's."""
     if port == 0:
         return None
-    found = None
-    for family in (socket.AF_INET, socket.AF_UNSPEC):  # a name binds as IPv4, as Twisted's does
-        with contextlib.suppress(OSError, IndexError):
-            found = found or socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0]
-    if found is None:
-        return None  # a host that does not resolve: the server's own listen says so
-    family, _, _, _, address = found
+    ipv4 = ipv4_address(host)  # a name binds as IPv4, as Twisted's does
+    if ipv4 is not None:
+        family, address = socket.AF_INET, (ipv4, port)
+    else:  # an IPv6 address, or a host that does not resolve (the server's own listen says so)
+        try:
+            family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        except (OSError, IndexError):
+            return None
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Twisted's and ours
         try:
@@ -179,8 +179,10 @@ def port_number(raw: str) -> int:
 
 
 def check_settings(environ: os._Environ | dict[str, str] = os.environ) -> None:
-    """Read the settings this command reads (PORT, WEB_WORKERS), raising ImproperlyConfigured
-    for the first that cannot be used: `make run` calls it (server.stores) before it migrates."""
+    """Read the settings this command and its workers read (PORT, WEB_WORKERS, the workers'
+    own), raising ImproperlyConfigured for the first that cannot be used: `make run` calls it
+    (server.stores) before it migrates."""
+    worker.check_settings()
     env_port("PORT", DEFAULT_PORT, environ)
     default_workers(environ)
 
@@ -206,9 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         # Only the default asked for more: serve on one worker rather than not at all.
         print(f"{problem} Serving with one worker.", file=sys.stderr)
         workers, problem = 1, None
-    if not problem:  # the workers bind the host's IPv4 address; one worker, the host
-        listen_on = (ipv4_address(args.host) or args.host) if workers > 1 else args.host
-        problem = port_taken(listen_on, port)
+    if not problem:
+        problem = port_taken(args.host, port)
     if problem:
         print(problem, file=sys.stderr)
         return 2

@@ -84,12 +84,13 @@ def main() -> int:
     import django
     from django.core.exceptions import ImproperlyConfigured
 
-    from server import serve, worker
+    from server import serve
     from server.env import refusal_line
 
     try:
-        worker.check_settings()  # first: daphne, an installed app, reads ASGI_THREADS on import
-        serve.check_settings()  # PORT and WEB_WORKERS, read as the server starts, after migrate
+        # First: daphne, an installed app, reads ASGI_THREADS on import; and PORT and
+        # WEB_WORKERS are read only as the server starts, after the migration.
+        serve.check_settings()
         django.setup()
     except ImproperlyConfigured as exc:  # a setting refused by name (server.settings): its line
         print(refusal_line(exc), file=sys.stderr)
