@@ -11,15 +11,14 @@ import functools
 import operator
 from typing import TYPE_CHECKING
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 
+from accounts.models import User
 from games import clock
 from games.models import DailyChallenge, Game
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser
-
-    from accounts.models import User
 
 RANK_ORDER = [
     "-foundation_cards",
@@ -38,8 +37,18 @@ def board_games(daily: DailyChallenge) -> QuerySet[Game]:
     return qs
 
 
+# The columns a board entry shows (entry()), and those that rank it. A board reads only
+# these: a game's row also holds its stored position (about 0.5 KB of JSON), which no board
+# shows, and reading it made the deep pages of a 10,000-entry board 1.5 times slower.
+ENTRY_FIELDS = ("owner_id", "status", "version", "seconds", "foundation_cards", "finished_at")
+
+
 def ranked_board(daily: DailyChallenge) -> QuerySet[Game]:
-    return board_games(daily).select_related("owner").order_by(*RANK_ORDER)
+    """The board in rank order, its owners' names fetched for the rows taken only (a second
+    query): joined before the sort, all 10,000 players of a full board were read and hashed
+    to show 20 of them."""
+    owners = Prefetch("owner", queryset=User.objects.only("username"))
+    return board_games(daily).only(*ENTRY_FIELDS).prefetch_related(owners).order_by(*RANK_ORDER)
 
 
 def rank_of_game(game: Game) -> int | None:
@@ -98,12 +107,13 @@ def board_page(daily: DailyChallenge, page: int = 1, page_size: int = PAGE_SIZE)
 
 def my_entry(daily: DailyChallenge, user: User | AnonymousUser) -> dict | None:
     game = (
-        board_games(daily).select_related("owner").filter(owner=user).first()
+        board_games(daily).only(*ENTRY_FIELDS).filter(owner=user).first()
         if user.is_authenticated
         else None
     )
     if game is None:
         return None
+    game.owner, game.daily = user, daily  # known already: no query for either
     return entry(game, rank_of_game(game))
 
 
