@@ -39,7 +39,8 @@ def board_games(daily: DailyChallenge) -> QuerySet[Game]:
 
 # The columns a board entry shows (entry()), and those that rank it. A board reads only
 # these: a game's row also holds its stored position (about 0.5 KB of JSON), which no board
-# shows, and reading it made the deep pages of a 10,000-entry board 1.5 times slower.
+# shows. Reading it, and joining every player before the sort (below), made page 250 of a
+# 10,000-entry board twice as slow on PostgreSQL (bench/leaderboard.py).
 ENTRY_FIELDS = ("owner_id", "status", "version", "seconds", "foundation_cards", "finished_at")
 
 

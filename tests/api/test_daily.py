@@ -497,8 +497,8 @@ def test_leaderboard_queries_do_not_grow_with_entries(
 
 def test_a_board_reads_no_stored_position_and_only_its_pages_players(api, make_user, user):  # noqa: ANN001
     """A game row holds its position (about 0.5 KB of JSON) that no board shows, and a full
-    board has 10,000 players of whom a page shows 20: reading either made a board 1.5 times
-    slower on PostgreSQL (bench/leaderboard.py)."""
+    board has 10,000 players of whom a page shows 20: reading both made page 250 of a board
+    twice as slow on PostgreSQL (bench/leaderboard.py)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
