@@ -11,7 +11,7 @@ import contextlib
 import datetime as dt
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.db.models import (
@@ -20,6 +20,7 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     OuterRef,
+    Prefetch,
     Q,
     QuerySet,
     Subquery,
@@ -27,11 +28,9 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from accounts.models import User
 from games import clock, engine
 from games.models import DailyChallenge, Game, Move
-
-if TYPE_CHECKING:
-    from accounts.models import User
 
 
 def deal_visible(game: Game, viewer_id: int | None = None) -> bool:
@@ -313,22 +312,28 @@ def live_games(user: User, limit: int = 50) -> list[dict]:
             "pk", flat=True
         )
     )
-    done_dailies = finished_attempts(user).values("daily_id")
+    done_dailies = finished_attempts(user).filter(daily__date=today).values("daily_id")
+    past_dailies = DailyChallenge.objects.filter(date__lt=today).values("pk")
     qs = (
         Game.objects.filter(pk__in=candidates, status=Game.Status.PLAYING)
         .exclude(owner=user)
         .filter(
             Q(daily__isnull=True)
             # A past day's deal is public, but its ranked attempts closed with the day.
-            | Q(daily__date__lt=today, ranked=False)
-            | Q(daily__date=today, daily_id__in=done_dailies)
+            | Q(daily_id__in=past_dailies, ranked=False)
+            | Q(daily_id__in=done_dailies)
         )
         .annotate(active_at=Coalesce("last_move_at", "started_at"))
         .filter(
             Q(version__gt=0, active_at__gte=now - LIVE_WINDOW)
             | Q(version=0, started_at__gte=now - UNPLAYED_WINDOW)
         )
-        .select_related("deal", "daily", "owner")
+        # The deal, the daily and the owner are read for the listed games only (three more
+        # queries), not joined to every candidate before the sort (the dailies are matched by
+        # id above): with 1,333 candidates the joins were 15 of the query's 17.8 ms.
+        .prefetch_related(
+            "deal", "daily", Prefetch("owner", queryset=User.objects.only("username"))
+        )
         .defer("state")  # a list of games needs none of their positions
         .order_by("-active_at", "-pk")[:limit]
     )

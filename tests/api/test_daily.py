@@ -325,6 +325,27 @@ def test_live_games_lists_only_games_open_to_watch_and_to_play(api, other_api, m
     assert live() == {practice, replay} and mine not in live()
 
 
+def test_the_live_list_sorts_its_games_before_reading_their_owners_deals_and_days(api, other_api):  # noqa: ANN001
+    """Every lobby asks for the live list every 10 s, and its candidates are every game played
+    in the last 10 minutes: joined to their deals, days and owners before the sort, 1,333 of
+    them took 17.8 ms of PostgreSQL's time against 2.3 with the joins after it."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    practice = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    ranked = play(other_api).json()["id"]
+    api.post(f"/api/games/{play(api).json()['id']}/resign")
+    with CaptureQueriesContext(connection) as queries:
+        listed = api.get("/api/games/live").json()
+    assert {g["id"] for g in listed} == {practice, ranked}
+    assert {g["owner"] for g in listed} == {"bob"} and {g["daily"] for g in listed} == {
+        None,
+        today(),
+    }
+    (ranking,) = [q["sql"] for q in queries.captured_queries if "COALESCE" in q["sql"]]
+    assert 'ON ("games_game".' not in ranking  # no join of the listed games (subqueries: U0)
+
+
 def test_live_games_name_their_deal_unless_it_is_todays_daily(api, other_api):  # noqa: ANN001
     """Two games of one player tell apart by their deal; a daily deal's number stays secret
     until its day is over, as it does on the game itself (and a face-down stock's until its
