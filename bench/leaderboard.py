@@ -126,6 +126,7 @@ def child(backend: str, requests: int) -> None:
         "daily board, page 1 (+ me)": f"/api/daily/{date}/portuguese/leaderboard",
         "daily board, page 250": f"/api/daily/{date}/portuguese/leaderboard?page=250",
         "all-time board, page 1": "/api/leaderboards/portuguese",
+        "all-time board, page 250": "/api/leaderboards/portuguese?page=250",
         "profile": f"/api/users/{me.username}",
     }
     print(

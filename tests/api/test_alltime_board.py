@@ -37,3 +37,27 @@ def test_equal_records_share_a_rank_and_the_next_rank_skips(api) -> None:  # noq
 def test_a_page_that_starts_inside_a_tie_ranks_as_the_whole_board(page_size: int) -> None:
     pages = [alltime_board("spanish", p, page_size) for p in range(1, 8 // page_size + 2)]
     assert [e["rank"] for page in pages for e in page["entries"]] == RANKS
+
+
+@pytest.mark.usefixtures("records")
+def test_a_page_reads_its_players_only_in_the_order_of_an_index() -> None:
+    """The board of a variant has a record per player who ever played it: joined to every
+    player and sorted whole, page 100 of 5,000 took 7.4 ms of PostgreSQL's time, against
+    0.7 read in order from record_alltime_order_idx, with the names of its 20 rows only."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        page = alltime_board("spanish", 2, 2)
+    assert [e["rank"] for e in page["entries"]] == RANKS[2:4]
+    assert all(e["username"] for e in page["entries"])
+    (ranked,) = [q["sql"] for q in queries.captured_queries if "LIMIT" in q["sql"]]
+    assert 'ON ("games_variantrecord".' not in ranked  # no player joined to the records
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:  # on a few rows a sort is cheaper: say it is not
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute(f"EXPLAIN {ranked}")
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    assert "record_alltime_order_idx" in plan and "Sort" not in plan, plan
