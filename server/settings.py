@@ -7,6 +7,7 @@ project and the in-memory channel layer, so a fresh machine needs no services.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from contextlib import suppress
@@ -152,9 +153,15 @@ else:
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             },
             # A file, not shared-cache memory, so tests see real SQLite locking (with the
-            # busy timeout) rather than "table is locked" errors from concurrent threads.
+            # busy timeout) rather than "table is locked" errors from concurrent threads. One
+            # per checkout: two clones' suites running at once on one machine shared one name
+            # and broke each other's databases ("file is not a database").
             "TEST": {
-                "NAME": os.environ.get("SQLITE_TEST_PATH", "/tmp/solitaire-arena-test.sqlite3")
+                "NAME": os.environ.get(
+                    "SQLITE_TEST_PATH",
+                    f"/tmp/solitaire-arena-test-{hashlib.sha1(bytes(BASE_DIR)).hexdigest()[:10]}"
+                    ".sqlite3",
+                )
             },
         }
     }
