@@ -31,6 +31,7 @@ from games import certification, clock
 from games.certification import BUDGETS, Budget, Certificate
 from games.engine import VARIANTS
 from games.models import VARIANT_IDS, DailyChallenge, Game
+from games.selectors import the_one_row
 from games.services import check_variant, get_deal, start_game
 from server.errors import AppError
 
@@ -287,14 +288,12 @@ def challenge_for(raw_date: str, variant: str) -> DailyChallenge:
 
 
 def ranked_attempt(user: User, challenge: DailyChallenge) -> Game | None:
-    """At most one row (game_one_ranked_attempt_per_daily), read unordered: `first()` ordered
-    it by id, and PostgreSQL then walked the player's games newest first through
-    game_owner_newest_idx, 2,000 rows for a player of 2,000 games, for each of the five
-    challenges `GET /api/daily` lists."""
+    """At most one row (game_one_ranked_attempt_per_daily), asked for once per challenge by
+    `GET /api/daily`."""
     attempts = Game.objects.select_related("deal", "daily", "owner").filter(
         owner=user, daily=challenge, ranked=True
     )
-    return next(iter(attempts[:1]), None)
+    return the_one_row(attempts)
 
 
 def open_practice(user: User, challenge: DailyChallenge) -> Game | None:

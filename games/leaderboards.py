@@ -11,14 +11,16 @@ import functools
 import operator
 from typing import TYPE_CHECKING
 
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
-from accounts.models import User
 from games import clock
 from games.models import DailyChallenge, Game
+from games.selectors import names_of, the_one_row
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser
+
+    from accounts.models import User
 
 RANK_ORDER = [
     "-foundation_cards",
@@ -45,11 +47,13 @@ ENTRY_FIELDS = ("owner_id", "status", "version", "seconds", "foundation_cards", 
 
 
 def ranked_board(daily: DailyChallenge) -> QuerySet[Game]:
-    """The board in rank order, its owners' names fetched for the rows taken only (a second
-    query): joined before the sort, all 10,000 players of a full board were read and hashed
-    to show 20 of them."""
-    owners = Prefetch("owner", queryset=User.objects.only("username"))
-    return board_games(daily).only(*ENTRY_FIELDS).prefetch_related(owners).order_by(*RANK_ORDER)
+    """The board in rank order, its owners' names read for the rows taken only."""
+    return (
+        board_games(daily)
+        .only(*ENTRY_FIELDS)
+        .prefetch_related(names_of("owner"))
+        .order_by(*RANK_ORDER)
+    )
 
 
 def rank_of_game(game: Game) -> int | None:
@@ -107,10 +111,8 @@ def board_page(daily: DailyChallenge, page: int = 1, page_size: int = PAGE_SIZE)
 
 
 def my_entry(daily: DailyChallenge, user: User | AnonymousUser) -> dict | None:
-    # Unordered, as daily.ranked_attempt reads the one attempt: `first()`'s order by id
-    # walked all the player's games.
     mine = board_games(daily).only(*ENTRY_FIELDS).filter(owner=user)
-    game = next(iter(mine[:1]), None) if user.is_authenticated else None
+    game = the_one_row(mine) if user.is_authenticated else None
     if game is None:
         return None
     game.owner, game.daily = user, daily  # known already: no query for either
@@ -160,10 +162,10 @@ def alltime_board(variant: str, page: int = 1, page_size: int = PAGE_SIZE) -> di
 
     offset = (page - 1) * page_size
     qs = VariantRecord.objects.filter(variant=variant, played__gt=0)
-    # In the index's order (record_alltime_order_idx), the names read for the page's rows
-    # only: joined before, every record's player was read and the whole board sorted.
-    names = Prefetch("user", queryset=User.objects.only("username"))
-    ordered = qs.prefetch_related(names).order_by(*(f"-{f}" for f in ALLTIME_KEY), "user_id")
+    # In the index's order (record_alltime_order_idx): no sort of the variant's every record.
+    ordered = qs.prefetch_related(names_of("user")).order_by(
+        *(f"-{f}" for f in ALLTIME_KEY), "user_id"
+    )
     rows = list(ordered[offset : offset + page_size])
     entries: list[dict] = []
     rank, key = 0, None
