@@ -14,7 +14,7 @@ from server.ws_auth import end_user_sockets
 
 def register_user(username: str, password: str) -> tuple[User, Token]:
     """Create a user and their API token, or raise AppError with a clear code."""
-    if User.objects.filter(username__iexact=username).exists():
+    if User.objects.named(username).exists():
         raise AppError("username_taken", f"The username '{username}' is taken.")
     user = User(username=User.normalize_username(username))
     try:

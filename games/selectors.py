@@ -392,7 +392,7 @@ def player_named(username: str):  # noqa: ANN201
 
     user = None
     if "\x00" not in username and len(username) <= 150:
-        user = get_user_model().objects.filter(username__iexact=username).first()
+        user = the_one_row(get_user_model().objects.named(username))
     if user is None:
         raise AppError("not_found", f"No player '{username[:40]}'.")
     return user

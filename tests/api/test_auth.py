@@ -67,6 +67,34 @@ def test_sign_in_is_case_insensitive(anon):  # noqa: ANN001
     assert res.status_code == 200
 
 
+def test_a_name_is_found_through_the_case_insensitive_index(anon):  # noqa: ANN001
+    """Sign-up, sign-in and a profile look a name up in any case. Compared with UPPER (as
+    `iexact` is on PostgreSQL) no index served it and every user was read; compared with
+    LOWER, as the uniqueness rule compares names, that rule's index answers."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from accounts.models import User
+
+    register(anon, "Carol")
+    with CaptureQueriesContext(connection) as queries:
+        assert register(anon, "CAROL").status_code == 409
+        signed_in = {"username": "cAROL", "password": "correct-horse-9"}
+        assert anon.post("/api/auth/token", signed_in, format="json").status_code == 200
+        assert anon.get("/api/users/CaRoL").json()["username"] == "Carol"
+    by_name = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT")
+        and '"accounts_user"."username"' in q["sql"].split("WHERE")[-1]
+    ]
+    assert len(by_name) == 3 and all('LOWER("accounts_user"."username")' in q for q in by_name)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":  # on one row a scan is cheaper: say it is not
+            cursor.execute("SET LOCAL enable_seqscan = off")
+    assert "accounts_user_username_ci_unique" in User.objects.named("CAROL").explain()
+
+
 @pytest.mark.parametrize("password", ["short", "password123", "12345678901", "carol1234"])
 def test_weak_password_is_refused(anon, password):  # noqa: ANN001
     res = register(anon, "carol1234" if password == "carol1234" else "carol", password)
