@@ -68,14 +68,10 @@ class DailyListView(ApiView):
         # One "today" for the whole answer: read again after the certifications, it could be
         # the next day's date beside the day before's challenges.
         today = clock.today()
-        challenges = [
-            selectors.daily_entry(
-                challenge,
-                daily.ranked_attempt(user, challenge) if user.is_authenticated else None,
-            )
-            for challenge in daily.ensure_day(today)
-        ]
-        return Response({"date": today.isoformat(), "challenges": challenges})
+        challenges = daily.ensure_day(today)
+        attempts = daily.ranked_attempts(user, challenges) if user.is_authenticated else {}
+        entries = [selectors.daily_entry(c, attempts.get(c.pk)) for c in challenges]
+        return Response({"date": today.isoformat(), "challenges": entries})
 
 
 class DailyPlayView(ApiView):
