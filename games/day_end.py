@@ -17,8 +17,9 @@ pushed again, for the all-time pages that follow them (`close_days`). As the pro
 closes the days that ended while no server ran (after an upgrade from a version that did not
 count them: every past day, in the background, one attempt per transaction).
 
-The watch also certifies the next day's challenges ten minutes before midnight, and today's
-when the process starts (`prepare_day`), claimed the same way. Made on demand instead, by the
+The watch also certifies the next day's challenges ten minutes before midnight (at once, for
+a process started later than that), and today's when the process starts (`prepare_day`),
+claimed the same way. Made on demand instead, by the
 first request after midnight, the five certifications took 7 to 11 s, and every request for the
 new day waited behind them. A challenge made early stays out of reach until its day
 (games.daily.parse_day).
@@ -144,9 +145,12 @@ async def watch() -> None:
         now = timezone.now()
         day = now.astimezone(dt.UTC).date()
         midnight = time.monotonic() + seconds_until_midnight(now)
+        tomorrow = day + dt.timedelta(days=1)
         if midnight - time.monotonic() > PREPARE_AHEAD_SECONDS:
             await asyncio.sleep(midnight - time.monotonic() - PREPARE_AHEAD_SECONDS)
-            await _run("Preparing", prepare_day, day + dt.timedelta(days=1))
+            await _run("Preparing", prepare_day, tomorrow)
+        else:  # started in the day's last minutes: now, beside the wait for midnight's push
+            _keep(asyncio.create_task(_run("Preparing", prepare_day, tomorrow)))
         await asyncio.sleep(max(0.0, midnight - time.monotonic()) + GRACE_SECONDS)
         if clock.today() <= day:
             continue  # woken early (the wall clock moved): wait again

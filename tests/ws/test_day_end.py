@@ -186,6 +186,47 @@ async def test_the_watch_prepares_the_next_day_before_midnight(monkeypatch, move
     assert done[:2] == [("prepare", real_today + dt.timedelta(days=1)), ("end", real_today)]
 
 
+async def test_a_server_started_in_a_days_last_minutes_prepares_the_next_day_at_once(
+    monkeypatch,  # noqa: ANN001
+    move_clock,  # noqa: ANN001
+) -> None:
+    """Started 10 minutes or less before midnight, the watch prepared nothing ahead: the new
+    day's first requests waited for its five certifications (7 to 11 s; an end-to-end test
+    run that crossed midnight timed out on them). It prepares the next day at once, and does
+    not hold the day's end back for it."""
+    import threading
+
+    release, done = threading.Event(), []
+
+    def prepare(day: dt.date) -> int:
+        release.wait(10)  # a certification that lasts past midnight
+        done.append(("prepare", day))
+        return 0
+
+    waits = iter([0.05])  # the watch starts 50 ms before midnight, and then sleeps
+    monkeypatch.setattr(day_end, "GRACE_SECONDS", 0.01)
+    monkeypatch.setattr(day_end, "seconds_until_midnight", lambda now: next(waits, 1e6))
+    monkeypatch.setattr(day_end, "prepare_day", prepare)
+    monkeypatch.setattr(day_end, "publish_day_end", lambda day: done.append(("end", day)) or 0)
+    real_today = clock.today()
+    move_clock(1)  # the sleep "crossed" midnight
+
+    async def until(count: int) -> None:
+        while len(done) < count:
+            await asyncio.sleep(0.005)
+
+    task = day_end.start(asyncio.get_running_loop())
+    try:
+        await asyncio.wait_for(until(1), timeout=5)
+        assert done == [("end", real_today)]  # midnight's push, the preparation still running
+        release.set()
+        await asyncio.wait_for(until(2), timeout=5)
+    finally:
+        release.set()
+        await stop(task)
+    assert done == [("end", real_today), ("prepare", real_today + dt.timedelta(days=1))]
+
+
 async def test_the_watch_prepares_today_as_the_server_starts(monkeypatch, settings):  # noqa: ANN001
     """So a new server's first visitor does not wait for the day's five certifications."""
     settings.DAILY_PREPARE_AT_START = True
