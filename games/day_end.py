@@ -19,10 +19,9 @@ count them: every past day, in the background, one attempt per transaction).
 
 The watch also certifies the next day's challenges ten minutes before midnight (at once, for
 a process started later than that), and today's when the process starts (`prepare_day`),
-claimed the same way. Made on demand instead, by the
-first request after midnight, the five certifications took 7 to 11 s, and every request for the
-new day waited behind them. A challenge made early stays out of reach until its day
-(games.daily.parse_day).
+claimed the same way. Made on demand instead, by the first request after midnight, the five
+certifications took 7 to 11 s, and every request for the new day waited behind them. A
+challenge made early stays out of reach until its day (games.daily.parse_day).
 """
 
 from __future__ import annotations
