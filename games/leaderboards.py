@@ -111,8 +111,9 @@ def board_page(daily: DailyChallenge, page: int = 1, page_size: int = PAGE_SIZE)
 
 
 def my_entry(daily: DailyChallenge, user: User | AnonymousUser) -> dict | None:
-    mine = board_games(daily).only(*ENTRY_FIELDS).filter(owner=user)
-    game = the_one_row(mine) if user.is_authenticated else None
+    if not user.is_authenticated:
+        return None
+    game = the_one_row(board_games(daily).only(*ENTRY_FIELDS).filter(owner=user))
     if game is None:
         return None
     game.owner, game.daily = user, daily  # known already: no query for either

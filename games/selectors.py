@@ -383,16 +383,14 @@ def latest_games(user: User, before: int | None = None, limit: int = LATEST_GAME
     return [game_payload(g, viewer_id=user.pk, with_rank=False) for g in games[:limit]]
 
 
-def player_named(username: str):  # noqa: ANN201
+def player_named(username: str) -> User:
     """The player of a profile's URL, in any case; `not_found` for none. No query for a name
     no one can have: PostgreSQL refuses a NUL in text (it was a 500)."""
-    from django.contrib.auth import get_user_model
-
     from server.errors import AppError
 
     user = None
     if "\x00" not in username and len(username) <= 150:
-        user = the_one_row(get_user_model().objects.named(username))
+        user = the_one_row(User.objects.named(username))
     if user is None:
         raise AppError("not_found", f"No player '{username[:40]}'.")
     return user
