@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from games import clock
 from games.models import DailyChallenge, Game
@@ -33,10 +34,15 @@ RANK_ORDER = [
 
 def board_games(daily: DailyChallenge) -> QuerySet[Game]:
     """Ranked attempts on the board: finished ones, and once the day is over every attempt."""
-    qs = Game.objects.filter(daily=daily, ranked=True)
+    return Game.objects.filter(_on_board(daily), ranked=True)
+
+
+def _on_board(daily: DailyChallenge) -> Q:
+    """Of the ranked attempts, those on `daily`'s board."""
+    on_board = Q(daily_id=daily.pk)
     if daily.date >= clock.today():
-        qs = qs.exclude(status=Game.Status.PLAYING)
-    return qs
+        on_board &= ~Q(status=Game.Status.PLAYING)
+    return on_board
 
 
 # The columns a board entry shows (entry()), and those that rank it. A board reads only
@@ -57,10 +63,30 @@ def ranked_board(daily: DailyChallenge) -> QuerySet[Game]:
 
 
 def rank_of_game(game: Game) -> int | None:
-    """1 + the number of board entries strictly ahead of this one (one COUNT query)."""
-    daily = game.daily
-    if daily is None or not board_games(daily).filter(pk=game.pk).exists():
-        return None
+    """The game's rank on its board, None if it is not on it (one query)."""
+    return ranks_of_games([game]).get(game.pk)
+
+
+def ranks_of_games(games: Iterable[Game]) -> dict[int, int | None]:
+    """Each daily game's rank on its board (1 + the entries strictly ahead of it), None for one
+    not on it; one query however many games and days: a filtered COUNT per game over their days'
+    ranked attempts. The daily list shows up to five ranks, and asking for each on its own
+    took two queries a rank."""
+    games = [g for g in games if g.daily_id is not None]
+    if not games:
+        return {}
+    counts = {}
+    for g in games:
+        board = _on_board(g.daily)
+        counts[f"ahead_{g.pk}"] = Count("id", filter=board & _ahead_of(g))
+        counts[f"here_{g.pk}"] = Count("id", filter=board & Q(pk=g.pk))
+    days = {g.daily_id for g in games}
+    row = Game.objects.filter(ranked=True, daily_id__in=days).aggregate(**counts)
+    return {g.pk: row[f"ahead_{g.pk}"] + 1 if row[f"here_{g.pk}"] else None for g in games}
+
+
+def _ahead_of(game: Game) -> Q:
+    """The entries RANK_ORDER puts before `game`'s."""
     ahead = (
         Q(foundation_cards__gt=game.foundation_cards)
         | Q(foundation_cards=game.foundation_cards, version__lt=game.version)
@@ -75,7 +101,7 @@ def rank_of_game(game: Game) -> int | None:
         )
     else:
         tie_break = Q(finished_at__isnull=False) | Q(finished_at__isnull=True, id__lt=game.id)
-    return board_games(daily).filter(ahead | (same_score & tie_break)).count() + 1
+    return ahead | (same_score & tie_break)
 
 
 PAGE_SIZE = 20

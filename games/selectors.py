@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -216,14 +216,18 @@ def user_stats(user: User) -> dict[str, Any]:
 def rank_of(game: Game) -> int | None:
     """The rank of a ranked attempt on its daily leaderboard, once it is there: finished, or
     left open when its day ended (it counts as it stands); None for practice."""
-    if not game.ranked or not (game.finished or game.day_over):
-        return None
-    from games.leaderboards import rank_of_game
-
-    return rank_of_game(game)
+    return ranks_of([game]).get(game.pk)
 
 
-def attempt_summary(game: Game | None) -> dict[str, Any] | None:
+def ranks_of(games: Iterable[Game]) -> dict[int, int | None]:
+    """`rank_of` for several games, in one query at most."""
+    from games.leaderboards import ranks_of_games
+
+    ranked = [g for g in games if g.ranked and (g.finished or g.day_over)]
+    return ranks_of_games(ranked) if ranked else {}
+
+
+def attempt_summary(game: Game | None, rank: int | None) -> dict[str, Any] | None:
     """A ranked attempt as the daily list shows it."""
     if game is None:
         return None
@@ -233,13 +237,28 @@ def attempt_summary(game: Game | None) -> dict[str, Any] | None:
         "moves": game.version,
         "seconds": game.seconds,
         "foundation_cards": game.foundation_cards,
-        "rank": rank_of(game),
+        "rank": rank,
     }
 
 
-def daily_entry(challenge: DailyChallenge, attempt: Game | None) -> dict[str, Any]:
-    """A challenge of the daily list (`GET /api/daily`), with the user's attempt at it."""
-    summary = attempt_summary(attempt)
+def daily_entries(
+    challenges: list[DailyChallenge], attempts: dict[int, Game]
+) -> list[dict[str, Any]]:
+    """The daily list (`GET /api/daily`): each challenge with the user's attempt at it
+    (`attempts`, by challenge id) and its rank, all ranks read in one query."""
+    ranks = ranks_of(attempts.values())
+    entries = []
+    for challenge in challenges:
+        attempt = attempts.get(challenge.pk)
+        entries.append(daily_entry(challenge, attempt, ranks.get(attempt.pk) if attempt else None))
+    return entries
+
+
+def daily_entry(
+    challenge: DailyChallenge, attempt: Game | None, rank: int | None
+) -> dict[str, Any]:
+    """A challenge of the daily list, with the user's attempt at it and its rank."""
+    summary = attempt_summary(attempt, rank)
     return {
         "date": challenge.date.isoformat(),
         "variant": challenge.variant,

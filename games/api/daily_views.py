@@ -70,7 +70,7 @@ class DailyListView(ApiView):
         today = clock.today()
         challenges = daily.ensure_day(today)
         attempts = daily.ranked_attempts(user, challenges) if user.is_authenticated else {}
-        entries = [selectors.daily_entry(c, attempts.get(c.pk)) for c in challenges]
+        entries = selectors.daily_entries(challenges, attempts)
         return Response({"date": today.isoformat(), "challenges": entries})
 
 

@@ -107,6 +107,35 @@ def test_the_daily_list_reads_a_players_five_attempts_in_one_query(api, other_ap
     assert len(reads) == 1, reads
 
 
+def test_the_daily_list_reads_its_ranks_in_one_query(api, other_api, user, other_user):  # noqa: ANN001
+    """Each finished attempt's rank took two queries of its own (is it on the board, how many
+    are ahead): ten for a player who had played all five challenges."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    when = timezone.now()
+    challenges = {c.variant: c for c in daily.ensure_day(clock.today())}
+    # alice's score against bob's, variant by variant: ahead, behind, tied (the earlier wins).
+    shapes = {"spanish": (30, 20), "countess": (10, 40), "barricade": (25, 25)}
+    for variant, (mine, theirs) in shapes.items():
+        c = challenges[variant]
+        finished_attempt(other_user, c, "resigned", theirs, 9, 60, when)
+        finished_attempt(user, c, "resigned", mine, 9, 60, when + dt.timedelta(seconds=1))
+    play(api, "portuguese")  # still playing: no rank yet
+    with CaptureQueriesContext(connection) as queries:
+        body = api.get("/api/daily").json()
+    ranks = {c["variant"]: c["attempt"] and c["attempt"]["rank"] for c in body["challenges"]}
+    assert ranks == {
+        "portuguese": None,
+        "spanish": 1,
+        "countess": 2,
+        "barricade": 2,
+        "chinese_freecell": None,
+    }
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "games_game"' in q["sql"]]
+    assert len(reads) == 2, reads  # the attempts, then their ranks
+
+
 def test_certified_winnable_deals_replay_to_a_win(db):  # noqa: ANN001
     from games import engine
 

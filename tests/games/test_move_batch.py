@@ -395,10 +395,10 @@ def test_a_result_whose_rank_cannot_be_read_still_answers_the_move(api, user, mo
 
     game, last = _ranked_one_move_from_a_win(api)
 
-    def board_unreadable(game) -> None:  # noqa: ANN001
+    def board_unreadable(games) -> None:  # noqa: ANN001
         raise DatabaseError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(leaderboards, "rank_of_game", board_unreadable)
+    monkeypatch.setattr(leaderboards, "ranks_of_games", board_unreadable)
     [(version, frames)] = write_batch([MoveRequest(game.pk, user, last, game.version)])
     result = orjson.loads(frames[1].text)
     assert (version, result["t"], result["d"]["status"]) == (game.version + 1, "result", "won")
