@@ -62,27 +62,24 @@ def ranked_board(daily: DailyChallenge) -> QuerySet[Game]:
     )
 
 
-def rank_of_game(game: Game) -> int | None:
-    """The game's rank on its board, None if it is not on it (one query)."""
-    return ranks_of_games([game]).get(game.pk)
+def rank_of_game(game: Game) -> int:
+    """The rank of a game on its board (one query)."""
+    return ranks_of_games([game])[game.pk]
 
 
-def ranks_of_games(games: Iterable[Game]) -> dict[int, int | None]:
-    """Each daily game's rank on its board (1 + the entries strictly ahead of it), None for one
-    not on it; one query however many games and days: a filtered COUNT per game over their days'
-    ranked attempts. The daily list shows up to five ranks, and asking for each on its own
-    took two queries a rank."""
+def ranks_of_games(games: Iterable[Game]) -> dict[int, int]:
+    """The rank of each daily game on its board (1 + the entries strictly ahead of it), in one
+    query however many games and days: a filtered COUNT per game over their days' ranked
+    attempts. The daily list shows up to five ranks; asked one by one they took two queries
+    each. Every game must be on its board (finished, or its day over): the callers know it
+    already, and a check here made every rank's scan slower by a comparison per entry."""
     games = [g for g in games if g.daily_id is not None]
     if not games:
         return {}
-    counts = {}
-    for g in games:
-        board = _on_board(g.daily)
-        counts[f"ahead_{g.pk}"] = Count("id", filter=board & _ahead_of(g))
-        counts[f"here_{g.pk}"] = Count("id", filter=board & Q(pk=g.pk))
+    ahead = {f"g{g.pk}": Count("id", filter=_on_board(g.daily) & _ahead_of(g)) for g in games}
     days = {g.daily_id for g in games}
-    row = Game.objects.filter(ranked=True, daily_id__in=days).aggregate(**counts)
-    return {g.pk: row[f"ahead_{g.pk}"] + 1 if row[f"here_{g.pk}"] else None for g in games}
+    counts = Game.objects.filter(ranked=True, daily_id__in=days).aggregate(**ahead)
+    return {g.pk: counts[f"g{g.pk}"] + 1 for g in games}
 
 
 def _ahead_of(game: Game) -> Q:

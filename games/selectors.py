@@ -219,7 +219,7 @@ def rank_of(game: Game) -> int | None:
     return ranks_of([game]).get(game.pk)
 
 
-def ranks_of(games: Iterable[Game]) -> dict[int, int | None]:
+def ranks_of(games: Iterable[Game]) -> dict[int, int]:
     """`rank_of` for several games, in one query at most."""
     from games.leaderboards import ranks_of_games
 
