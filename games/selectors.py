@@ -141,8 +141,10 @@ def game_payload(
 
 
 def move_history(game: Game, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
-    """The moves after the `after`-th, at most `limit` of them, oldest first (one index range)."""
-    rows = game.move_rows.filter(n__gt=after).order_by("n").values_list("n", "move", "at")
+    """The moves after the `after`-th, at most `limit` of them, oldest first (one index range);
+    their times as text (`clock.IsoText`)."""
+    rows = game.move_rows.filter(n__gt=after).order_by("n")
+    rows = rows.values_list("n", "move", clock.IsoText("at"))
     if limit is not None:
         rows = rows[:limit]
     return [{"n": n, "move": move, "v": n - 1, "at": at} for n, move, at in rows]

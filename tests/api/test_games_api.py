@@ -80,6 +80,33 @@ def test_move_history_in_pieces(api):  # noqa: ANN001
         assert res.status_code == 400 and res.json()["code"] == "bad_request", query
 
 
+def test_a_history_writes_each_moves_time_as_the_rest_of_the_api_writes_times(api):  # noqa: ANN001
+    """The database writes a history's times as text (clock.IsoText): each must be the text
+    DRF writes for the same moment, whether its microseconds are zero or not."""
+    import datetime as dt
+
+    from rest_framework.fields import DateTimeField
+
+    game = new_game(api, "spanish", 7)
+    for v in range(3):
+        move = api.get(f"/api/games/{game['id']}").json()["state"]["legal_moves"][0]
+        api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": v}, format="json")
+    moments = [
+        dt.datetime(2026, 11, 29, 2, 3, 4, tzinfo=dt.UTC),
+        dt.datetime(2026, 1, 2, 23, 59, 59, 10, tzinfo=dt.UTC),
+        dt.datetime(2026, 7, 1, 0, 0, 0, 999999, tzinfo=dt.timezone(dt.timedelta(hours=-5))),
+    ]
+    for n, moment in enumerate(moments, start=1):
+        Move.objects.filter(game_id=game["id"], n=n).update(at=moment)
+    history = api.get(f"/api/games/{game['id']}/moves").json()
+    assert [h["at"] for h in history] == [DateTimeField().to_representation(m) for m in moments]
+    assert [h["at"] for h in history] == [
+        "2026-11-29T02:03:04Z",
+        "2026-01-02T23:59:59.000010Z",
+        "2026-07-01T05:00:00.999999Z",
+    ]
+
+
 def test_a_long_history_comes_in_pages_each_naming_the_next(api, monkeypatch):  # noqa: ANN001
     """A game may hold 100,000 actions: all of them in one answer was 7 MB and a second of the
     server's one loop, and 16 such requests at once stalled every other request of the process
