@@ -9,7 +9,8 @@ page starts from the nearest one before it: at most CHECKPOINT + a page of engin
 
 An undo is replayed as the server played it: the move it took back, taken back from the
 position (`State.before`), which needs no history in the state, so a checkpoint holds one
-position alone. Which move an undo took back is read from the history's strings.
+position alone. Which move an undo took back is read from the history's strings: from a
+checkpoint on, unless an undo reaches back past it (`_actions`).
 """
 
 from __future__ import annotations
@@ -40,30 +41,60 @@ def positions(game: Game, start: int, limit: int) -> list[dict[str, Any]]:
     end = min(game.version, start + limit - 1)
     if start > end:
         return []
-    history = list(game.move_rows.filter(n__lte=end).order_by("n").values_list("move", flat=True))
-    taken_back = undone_moves(history)
     v, state = _nearest_checkpoint(game, start)
+    first, history, taken_back = _actions(game, v, end)
     shown = []
     while True:
         if v >= start:
-            shown.append({"v": v, "state": _view(game, state, v, history[v - 1] if v else None)})
+            last_move = history[v - first - 1] if v > first else None
+            shown.append({"v": v, "state": _view(game, state, v, last_move)})
         if v == end:
             return shown
-        action = history[v]
+        i = v - first  # the action numbered v + 1
+        action = history[i]
         v += 1
-        state = state.before(taken_back[v - 1]) if action == engine.UNDO else state.apply(action)
+        state = state.before(taken_back[i]) if action == engine.UNDO else state.apply(action)
         if v % CHECKPOINT == 0:
             state = state.detached()  # no chain of every position before it
             _keep(game, v, state)
 
 
-def undone_moves(history: list[str]) -> dict[int, str]:
+def _actions(game: Game, v: int, end: int) -> tuple[int, list[str], dict[int, str]]:
+    """The actions numbered `first` + 1 to `end` (a list from 0), `first`, and the move each undo
+    among them took back (by index), for a replay from version `v`.
+
+    From a kept position only the actions from the one that made it are read: a page at the
+    end of a 100,000-action game read all of them before. An undo there that takes back a move
+    from before that one needs the history before it, and then the whole of it is read."""
+    if v > 0:
+        history = _read(game, v - 1, end)
+        made_v = history[0]
+        taken = undone_moves(history[1:], [] if made_v == engine.UNDO else [made_v])
+        if taken is not None:
+            return v - 1, history, {i + 1: move for i, move in taken.items()}
+    history = _read(game, 0, end)
+    taken = undone_moves(history)
+    if taken is None:  # the server takes back no move that is not there
+        raise ValueError(f"Game {game.pk}: an undo in its history has no move to take back")
+    return 0, history, taken
+
+
+def _read(game: Game, after: int, end: int) -> list[str]:
+    rows = game.move_rows.filter(n__gt=after, n__lte=end).order_by("n")
+    return list(rows.values_list("move", flat=True))
+
+
+def undone_moves(history: list[str], standing: list[str] | None = None) -> dict[int, str] | None:
     """For each undo in `history` (by index), the move it took back: the nearest one before it
-    that no other undo had taken back."""
-    standing: list[str] = []
+    that no other undo had taken back, in `history` or else in `standing` (the moves standing
+    before it, the latest last). None if an undo finds none there: it took back a move from
+    further back, which the caller did not read."""
+    standing = list(standing or ())
     taken: dict[int, str] = {}
     for i, action in enumerate(history):
         if action == engine.UNDO:
+            if not standing:
+                return None
             taken[i] = standing.pop()
         else:
             standing.append(action)

@@ -141,8 +141,40 @@ def test_an_undo_just_after_a_kept_position_is_taken_back_from_it(api, small_che
     assert [p["state"] for p in api.get(f"{url}/positions", {"start": 5}).json()] == seen[5:]
 
 
+def test_a_page_from_a_kept_position_reads_the_history_from_there(
+    api, small_checkpoints, monkeypatch
+) -> None:  # noqa: ANN001, E501
+    """A page read the whole history up to its end, however far back its kept position was:
+    at 100,000 actions, all of them for every page. Only an undo that reaches back past the
+    kept position needs the history before it."""
+    game = api.post("/api/games", {"variant": "spanish", "deal": 2}, format="json").json()
+    url, seen = f"/api/games/{game['id']}", [game["state"]]
+    for v in range(14):
+        if v in (11, 12, 13):  # the third takes back a move from before version 10
+            res = api.post(f"{url}/undo", {"v": v}, format="json")
+        else:
+            move = seen[-1]["legal_moves"][0]
+            res = api.post(f"{url}/moves", {"move": move, "v": v}, format="json")
+        seen.append(res.json()["state"])
+    api.get(f"{url}/positions", {"start": 0, "limit": 15})  # keeps versions 5 and 10
+    reads = []
+    read = small_checkpoints._read
+    monkeypatch.setattr(
+        small_checkpoints, "_read", lambda g, a, e: reads.append(a) or read(g, a, e)
+    )
+
+    def page(start: int) -> list[dict]:
+        return [p["state"] for p in api.get(f"{url}/positions", {"start": start}).json()]
+
+    assert page(7) == seen[7:] and reads == [4]  # from version 5: the actions from the 5th on
+    reads.clear()
+    assert page(12) == seen[12:] and reads == [9, 0]  # the undo at 13 reaches back past 10
+
+
 def test_undone_moves_follow_the_standing_moves() -> None:
     from games.replay import undone_moves
 
     history = ["a", "b", "undo", "c", "undo", "undo", "d", "e", "undo"]
     assert undone_moves(history) == {2: "b", 4: "c", 5: "a", 8: "e"}
+    assert undone_moves(history[4:], ["a", "c"]) == {0: "c", 1: "a", 4: "e"}  # from a checkpoint
+    assert undone_moves(history[4:], ["c"]) is None  # reaches back past what it was given
