@@ -141,9 +141,7 @@ def test_an_undo_just_after_a_kept_position_is_taken_back_from_it(api, small_che
     assert [p["state"] for p in api.get(f"{url}/positions", {"start": 5}).json()] == seen[5:]
 
 
-def test_a_page_from_a_kept_position_reads_the_history_from_there(
-    api, small_checkpoints, monkeypatch
-) -> None:  # noqa: ANN001, E501
+def test_a_page_reads_the_history_from_its_kept_position(api, small_checkpoints, monkeypatch):  # noqa: ANN001, ANN201
     """A page read the whole history up to its end, however far back its kept position was:
     at 100,000 actions, all of them for every page. Only an undo that reaches back past the
     kept position needs the history before it."""
