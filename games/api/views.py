@@ -186,7 +186,8 @@ class MoveListView(ApiView):
         description=f"Every move of the game, {MOVES_PAGE} at most per answer. A client that "
         "already has the first moves asks for the rest with `after`, and reads a long history "
         "in pieces with `limit`: the next piece starts after the last `n` it received. When "
-        'more moves follow a page, its `Link` header names the next one (`rel="next"`).',
+        f"more moves follow than one answer holds ({MOVES_PAGE}), its `Link` header names the "
+        'next page (`rel="next"`); an answer that your own `limit` ended names none.',
     )
     def get(self, request: Request, game_id: int) -> Response:
         game = selectors.viewable_game(game_id, request.user)  # 403/404 before a bad query
