@@ -225,8 +225,7 @@ def ranks_of(games: Iterable[Game]) -> dict[int, int]:
     """`rank_of` for several games, in one query at most."""
     from games.leaderboards import ranks_of_games
 
-    ranked = [g for g in games if g.ranked and (g.finished or g.day_over)]
-    return ranks_of_games(ranked) if ranked else {}
+    return ranks_of_games(g for g in games if g.ranked and (g.finished or g.day_over))
 
 
 def attempt_summary(game: Game | None, rank: int | None) -> dict[str, Any] | None:
