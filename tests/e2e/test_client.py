@@ -956,7 +956,10 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
     bottom under the top row even at the smallest cards, and the game's title was cut with
     "…". On the sizes of phones held sideways, every variant's piles with a long one among
     them show every playable card without scrolling, at a size to read and drag, and the
-    title is whole."""
+    title is whole. Below 710 px Chinese FreeCell's ended 31 px below the screen, the game's
+    bar above the table, and from 710 to 739 px Barricade A's 15 to 31 px, the bar beside a
+    table too narrow for its piles beside the tableau: each variant's bar now stands where its
+    piles have the room (table.js placeBar)."""
     name, token = server.register()
     games = {}
     for variant, (deal, longest, line) in LONG_PILES.items():
@@ -967,6 +970,10 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
     day = server.request("GET", "/api/daily", token=token)["date"]
     attempt = server.request("POST", f"/api/daily/{day}/chinese_freecell/play", {}, token)
     for viewport in (
+        {"width": 667, "height": 375},
+        {"width": 700, "height": 375},
+        {"width": 720, "height": 375},
+        {"width": 730, "height": 375},
         {"width": 844, "height": 390},
         {"width": 740, "height": 360},
         {"width": 915, "height": 412},

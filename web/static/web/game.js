@@ -48,6 +48,7 @@ export class GameView {
     this.freshConnection = false;
     this.build();
     this.table = new Table(this.tableEl, variant, {
+      game: this.root,
       readOnly: this.readOnly,
       onMove: (move, info) => this.submit(move, info),
       onMessage: (text) => this.message(text, "info"),

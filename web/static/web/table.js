@@ -23,6 +23,10 @@ const ONE_ROW = 46; // the narrowest card that keeps the tableau on one row (els
 const ONE_ROW_SHORT = 38; // … on a screen under 500px high held sideways, where two rows overflow
 const MIN_SIDE_COLW = 34; // … and the narrowest card there, the top row's piles beside the tableau
 const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep their size early on
+// A phone held sideways (style.css, the same media query): the game's bar may stand in a column
+// left of the table, 8rem wide and .6rem from it (style.css .game.bar-beside).
+const SIDEWAYS = "(max-height: 500px) and (orientation: landscape)";
+const BAR_COLUMN_REM = 8.6;
 
 // The closest a tableau card may lie on the one before it: the corner's rank and suit (its
 // font-size is max(12px, 30 % of the width), style.css), its top offset and a 2px gap.
@@ -56,8 +60,9 @@ const CLOSED = { mark: "\u2715", said: ", closed for good" };
 const EMPTY_TABLEAU = { portuguese: KING_ONLY, chinese_freecell: KING_ONLY, countess: CLOSED, barricade: CLOSED };
 
 export class Table {
-  constructor(root, variant, { readOnly = false, onMove, onMessage } = {}) {
+  constructor(root, variant, { readOnly = false, onMove, onMessage, game = null } = {}) {
     this.root = root;
+    this.game = game; // the game's element, whose bar stands beside the table or above it (placeBar)
     this.variant = variant; // an entry of GET /api/variants
     this.readOnly = readOnly;
     this.onMove = onMove || (() => {});
@@ -155,6 +160,7 @@ export class Table {
   // top row's piles may stand in columns beside the tableau instead (sideLayout), whichever
   // of the two gives the larger cards that keep the longest pile on screen.
   layout() {
+    this.placeBar(); // first: it sets the table's width
     const width = this.root.clientWidth;
     if (!width) return;
     const n = this.variant.piles.tableau;
@@ -230,6 +236,31 @@ export class Table {
     this.colw = colw;
     this.rows = cols < n ? 2 : 1;
     this.fanPiles();
+  }
+
+  // A phone held sideways: the game's bar (title, counters, buttons) stands in a column left
+  // of the table, which then has the screen's height down from the header, where the table
+  // beside it still holds the tableau on one row of ONE_ROW_SHORT cards and, for a long pile,
+  // the top row's piles in columns beside the tableau (sideLayout); else the bar stays above
+  // the table, which keeps the column's width. Asked of each variant and of the game's column,
+  // not the screen (a daily's leaderboard may stand beside it): it was one width for all, a
+  // 690px column (a 710px screen), which Portuguese Solitaire's thirteen piles need. Beside the
+  // bar, Chinese FreeCell's eighteen-card pile ends on a 667px screen (above it, 31px below);
+  // Barricade A's fifteen columns at 34px need a 739px screen (beside the bar at 710 to 738px
+  // its long pile ended up to 31px below the screen, and a fresh deal's cards were 41px,
+  // where above it they are 48px).
+  placeBar() {
+    const game = this.game;
+    if (!game) return;
+    let beside = false;
+    if (window.matchMedia(SIDEWAYS).matches) {
+      const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+      const width = game.clientWidth - BAR_COLUMN_REM * rem;
+      const avail = window.innerHeight - (game.getBoundingClientRect().top + window.scrollY);
+      beside = width >= rowWidth(this.variant.piles.tableau, ONE_ROW_SHORT, 4)
+        && this.sideLayout(width, 4, avail, (c) => pileHeight(c, 1)) !== null;
+    }
+    game.classList.toggle("bar-beside", beside);
   }
 
   // The top row (stock, waste, cells, foundations): its card width, and whether it takes
