@@ -875,7 +875,7 @@ def test_a_phone_held_sideways_shows_a_deal_on_one_screen(
     """Held sideways a phone is short: Chinese FreeCell's dealt piles ran past its bottom (the
     header and the game's bar took 140px), and Portuguese Solitaire's 13 piles took two rows of
     cards twice the screen's height. Every variant's deal now shows whole on one row, its
-    corners readable, the game's buttons in sight."""
+    corners readable, the game's buttons in sight, how to play right under the table."""
     name, token = server.register()
     page = open_page(viewport)
     log_in(page, name)
@@ -890,6 +890,8 @@ def test_a_phone_held_sideways_shows_a_deal_on_one_screen(
                 return {tops: new Set(piles.map(p => Math.round(box(p).top))).size,
                         bottom: Math.max(...piles.map(p => box(p).bottom)),
                         buttons: Math.max(...all('.actions button').map(b => box(b).bottom)),
+                        help: box(document.querySelector('[data-testid=game] .help')).top
+                          - box(document.querySelector('[data-testid=table]')).bottom,
                         wide: document.documentElement.scrollWidth - window.innerWidth}; }"""
         )
         assert box["tops"] == 1, f"{variant}'s tableau takes {box['tops']} rows"
@@ -897,6 +899,9 @@ def test_a_phone_held_sideways_shows_a_deal_on_one_screen(
             f"{variant}'s deal ends {box['bottom'] - viewport['height']:.0f}px below the screen"
         )
         assert box["buttons"] <= viewport["height"] and box["wide"] <= 0, box
+        # How to play, right under the table (its margin): under the bar's column, taller
+        # than a deal's table, it stood 36 px below Portuguese Solitaire's at 844x390.
+        assert 0 <= box["help"] <= 14, f"{variant}'s help is {box['help']:.0f}px under the table"
         assert page.evaluate(COVERED_CORNERS_JS) == 0, f"card corners of {variant} are covered"
         shot(page, f"13-{variant}-sideways-{viewport['width']}", full_page=False)
 
