@@ -1384,6 +1384,42 @@ def test_the_phone_header_names_who_is_signed_in(open_page, server: Server) -> N
         page.close()
 
 
+# A pile's focus ring (its ::after) and its name under it (.caption): where the ring's inner
+# edge ends below the pile, and where the name is.
+RING_AND_CAPTION_JS = """(id) => {
+  const p = document.querySelector(`[data-testid=table] [data-pile=${id}]`);
+  const ring = getComputedStyle(p, '::after');
+  const pile = p.getBoundingClientRect();
+  const name = p.querySelector('.caption').getBoundingClientRect();
+  return {focused: p.matches(':focus-visible'), name: name.bottom, pile: pile.bottom,
+          inner: pile.bottom - parseFloat(ring.bottom) - parseFloat(ring.borderBottomWidth)}; }"""
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1280, "height": 900}, {"width": 844, "height": 390}]
+)
+def test_a_focused_stock_keeps_its_name_readable(open_page, server: Server, viewport: dict) -> None:
+    """The focus ring, a white ring edged in blue, ran across the name under Barricade A's stock
+    ("Stock", white too), which could not be read while the stock had the keyboard's focus. The
+    ring of a stock or a waste now reaches past its name, which stands inside it on the felt."""
+    name, token = server.register()
+    page = open_page(viewport)
+    log_in(page, name)
+    for variant, ids in (("barricade", ["stock"]), ("countess", ["stock", "waste"])):
+        game = server.request("POST", "/api/games", {"variant": variant, "deal": 3}, token)
+        open_game(page, game["id"])
+        for pile_id in ids:
+            pile(page, pile_id).focus()
+            page.keyboard.press("Shift+Tab")
+            page.keyboard.press("Tab")  # from the keyboard: :focus-visible
+            box = page.evaluate(RING_AND_CAPTION_JS, pile_id)
+            assert box["focused"], (variant, pile_id)
+            assert box["name"] <= box["inner"], (
+                f"{variant}'s {pile_id} ring runs {box['name'] - box['inner']:.0f}px into its name"
+            )
+            shot(page, f"15-{variant}-{pile_id}-focused-{viewport['width']}", full_page=False)
+
+
 def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> None:
     """A picked pile is pressed, the places it may go say so, a move is announced in words,
     and each view names itself in the window's title and takes the focus to its heading."""
