@@ -1019,6 +1019,38 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
     assert rows == 1, f"{rows} rows of piles at 1024x480 beside the leaderboard"
 
 
+# Each count (badge) that lies over a card's corner (its rank and suit): [pile, px across, px down].
+BADGES_OVER_CORNERS_JS = """() => [...document.querySelectorAll('[data-testid=table] .badge')]
+  .map(b => { const p = b.closest('[data-pile]'), c = p.querySelector('.card .corner');
+    if (!c) return null;
+    const bb = b.getBoundingClientRect(), cb = c.getBoundingClientRect();
+    return [p.dataset.pile, Math.min(bb.right, cb.right) - Math.max(bb.left, cb.left),
+            Math.min(bb.bottom, cb.bottom) - Math.max(bb.top, cb.top)]; })
+  .filter(o => o && o[1] > 0 && o[2] > 0)"""
+
+
+def test_a_piles_count_leaves_its_cards_corner_readable(open_page, server: Server) -> None:
+    """A stock's, a waste's or a foundation's count stood at its card's top right, over the
+    corner's suit (Countess's "10♦" of a waste read "10" on a phone, held either way) and
+    Barricade A's face-up stock card's. It now stands at the card's foot."""
+    name, token = server.register()
+    deal, _, line = LONG_PILES["countess"]
+    countess = server.request("POST", "/api/games", {"variant": "countess", "deal": deal}, token)
+    countess = play_rest(server, countess["id"], token, line.split())
+    assert len(countess["state"]["waste"]) > 1
+    barricade = server.request("POST", "/api/games", {"variant": "barricade", "deal": 3}, token)
+    for viewport in (PHONE, {"width": 667, "height": 375}, {"width": 1280, "height": 900}):
+        page = open_page(viewport)
+        log_in(page, name)
+        for game in (countess, barricade):
+            open_game(page, game["id"])
+            expect(page.locator("[data-testid=table] .badge").first).to_be_visible()
+            over = page.evaluate(BADGES_OVER_CORNERS_JS)
+            assert over == [], f"counts over corners at {viewport}: {over}"
+            shot(page, f"16-{game['variant']}-counts-{viewport['width']}", full_page=False)
+        page.close()
+
+
 def _a_game_and_another_tab(open_page, server: Server, deal: int) -> tuple[str, dict, Page, Page]:  # noqa: ANN001
     """A new player's practice game live in one tab, and the lobby in a second tab of the same
     browser (the same session): the player's name, the game, and the two pages."""
