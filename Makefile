@@ -1,8 +1,8 @@
 # Solitaire Arena: `make run` serves, `make test` tests. Both set everything up on a fresh machine.
 # The first Python 3.11 that can make a venv, the distribution's own first: Debian builds it
-# with profile-guided optimisation and libpython linked in, where pyenv's default build has
-# neither. On this machine that made the rules engine 22 % faster, and the server's CPU per
-# WebSocket move 12-23 % lower (docs/performance.md, "Session 59"). PYTHON=... overrides.
+# with profile-guided and link-time optimisation and libpython linked in; pyenv's default build
+# has none of that. On this machine a rules-engine step took 14-17 % less time on it, and a
+# WebSocket move 12-23 % less server CPU (docs/performance.md, "Session 59"). PYTHON=... overrides.
 PYTHON ?= $(shell for p in /usr/bin/python3.11 python3.11 python3; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c "import ensurepip, venv" 2>/dev/null \
 	&& { command -v $$p; break; }; done)
