@@ -1019,6 +1019,48 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
     assert rows == 1, f"{rows} rows of piles at 1024x480 beside the leaderboard"
 
 
+@pytest.mark.parametrize(
+    ("viewport", "widest"),
+    [
+        ({"width": 600, "height": 900}, 84),
+        ({"width": 540, "height": 720}, 61),
+        ({"width": 600, "height": 800}, 70),
+        ({"width": 768, "height": 1024}, 58),
+        ({"width": 360, "height": 740}, 46),
+    ],
+)
+def test_a_portrait_screen_shows_a_fresh_deal_whole(
+    open_page, server: Server, viewport: dict, widest: int
+) -> None:
+    """On a portrait tablet or a large phone the piles take two rows, sized by the width
+    alone: Chinese FreeCell's second row of dealt piles ended 21 px below a 600 x 900 screen
+    (115 px below a 600 x 800 one, 131 px below a 540 x 720 one). The cards of two rows now
+    shrink until the deal's piles end on screen; every variant's deal shows whole, and its
+    cards are no narrower than that takes (`widest`: Chinese FreeCell's, the tallest deal)."""
+    name, token = server.register()
+    page = open_page(viewport)
+    log_in(page, name)
+    size = f"{viewport['width']}x{viewport['height']}"
+    for variant in [v["id"] for v in server.request("GET", "/api/variants")]:
+        game = server.request("POST", "/api/games", {"variant": variant, "deal": 3}, token)
+        open_game(page, game["id"])
+        assert_table_matches(page, game["state"])
+        box = page.evaluate(PLAYABLE_JS)
+        assert box["bottom"] <= viewport["height"], (
+            f"{variant}'s deal ends {box['bottom'] - viewport['height']:.0f}px below"
+            f" the {size} screen"
+        )
+        assert box["wide"] <= 0, (variant, size, box)
+        colw = page.evaluate(
+            "document.querySelector('[data-testid=table] .tableau-pile')"
+            ".getBoundingClientRect().width"
+        )
+        if variant == "chinese_freecell":
+            assert colw >= widest, f"{variant}'s cards are {colw}px wide at {size}"
+        assert page.evaluate(COVERED_CORNERS_JS) == 0, f"card corners of {variant} are covered"
+        shot(page, f"13-{variant}-portrait-{viewport['width']}", full_page=False)
+
+
 # Each count (badge) that lies over a card's corner (its rank and suit): [pile, px across, px down].
 BADGES_OVER_CORNERS_JS = """() => [...document.querySelectorAll('[data-testid=table] .badge')]
   .map(b => { const p = b.closest('[data-pile]'), c = p.querySelector('.card .corner');

@@ -19,10 +19,16 @@ const EDGE_PX = 48;
 const EDGE_STEP_PX = 12;
 const MAX_COLW = 120; // a card's widest (a large screen)
 const MIN_FIT_COLW = 48; // the narrowest a card gets to keep a long pile on screen
+// … and in two rows (a phone), to keep a fresh deal on screen: as narrow as a 360px phone's
+// width makes Portuguese Solitaire's cards (44px). Where even these leave the deal's piles
+// below the screen (a 320px phone), the cards keep the width's size and the page scrolls.
+const MIN_TWO_ROW_COLW = 44;
 const ONE_ROW = 46; // the narrowest card that keeps the tableau on one row (else two rows)
 const ONE_ROW_SHORT = 38; // … on a screen under 500px high held sideways, where two rows overflow
 const MIN_SIDE_COLW = 34; // … and the narrowest card there, the top row's piles beside the tableau
 const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep their size early on
+// How many cards a deal puts on the tableau (RULES.md P1, S1, K1, B1, F1), round-robin (D3).
+const DEALT = { portuguese: 52, spanish: 52, countess: 4, barricade: 36, chinese_freecell: 78 };
 // A phone held sideways (style.css, the same media query): the game's bar may stand in a column
 // left of the table, 8rem wide and .6rem from it (style.css .game.bar-beside).
 const SIDEWAYS = "(max-height: 500px) and (orientation: landscape)";
@@ -36,6 +42,14 @@ function leastFan(colw) {
 // The height of a pile of `cards` cards `colw` wide, fanned as close as their corners allow.
 function pileHeight(colw, cards) {
   return colw * 1.4 + (cards - 1) * leastFan(colw);
+}
+// How far a tableau card shows under the next where there is room (fanPiles).
+function baseFan(colw) {
+  return Math.max(leastFan(colw), Math.round(colw * 0.36));
+}
+// The height of a pile of `cards` cards `colw` wide, fanned so, as fanPiles fans a short pile.
+function fannedHeight(colw, cards) {
+  return colw * 1.4 + (cards - 1) * Math.floor(baseFan(colw));
 }
 // The width of a table whose `n` piles stand in one row of cards `colw` wide, `gap` apart and
 // off its edges by a gap (its padding, var(--gap)).
@@ -155,14 +169,59 @@ export class Table {
   // readable, else in two rows (phones). In one row the height counts too: on a wide, short
   // screen (a laptop) the cards shrink until the longest pile, fanned as close as its corners
   // allow, ends on screen, down to MIN_FIT_COLW; so its last card, the one that plays, stays
-  // in reach without scrolling. Two rows (phones) scroll instead: they would get too small.
-  // A phone held sideways has too little height for a long pile under the top row: there the
-  // top row's piles may stand in columns beside the tableau instead (sideLayout), whichever
-  // of the two gives the larger cards that keep the longest pile on screen.
+  // in reach without scrolling. Two rows (phones, a portrait tablet) are sized for a fresh
+  // deal (DEALT): they shrink until the deal's piles end on screen, down to MIN_TWO_ROW_COLW;
+  // a longer pile scrolls, its cards would get too small. A phone held sideways has too
+  // little height for a long pile under the top row: there the top row's piles may stand in
+  // columns beside the tableau instead (sideLayout), whichever of the two gives the larger
+  // cards that keep the longest pile on screen.
   layout() {
     this.placeBar(); // first: it sets the table's width
     const width = this.root.clientWidth;
     if (!width) return;
+    const avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
+    const plan = this.plan(width, avail);
+    const { gap, cols, colw, top, side } = plan;
+    const n = this.variant.piles.tableau;
+    const p = this.variant.piles;
+    const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
+    this.room = plan.room;
+    this.root.classList.toggle("side-piles", Boolean(side)); // not "side": the leaderboard aside's
+    if (side) {
+      this.root.style.setProperty("--lrows", String(side.lrows));
+      this.root.style.setProperty("--frows", String(side.frows));
+    }
+    this.root.classList.toggle("top-split", top.split);
+    // Two lines, the foundations' half of a line each beside the rest (Barricade A on a phone:
+    // the stock, then eight foundations): the foundations as one block of two rows, not a
+    // second line that starts under the stock, which read as a ninth foundation.
+    const fcols = Math.ceil(p.foundations / 2);
+    this.root.classList.toggle("top-block", this.topBlock(top, side));
+    this.root.style.setProperty("--fcols", String(fcols));
+    this.root.style.setProperty("--topw", `${top.topw}px`);
+    // One row of piles narrower than the table (cards shrunk for a long pile): the top row
+    // takes the tableau's width, so that its ends line up with the tableau's columns.
+    const tableauWidth = cols * colw + (cols - 1) * gap;
+    const aligned = !side && top.lines === 1 && cols === n && slots * (top.topw + gap) - gap <= tableauWidth;
+    const topmax = top.balance || (aligned ? tableauWidth : 0);
+    this.root.style.setProperty("--topmax", topmax ? `${topmax}px` : "none");
+    this.root.style.setProperty("--cols", String(cols));
+    this.root.style.setProperty("--colw", `${colw}px`);
+    this.root.style.setProperty("--gap", `${gap}px`);
+    this.root.classList.toggle("compact", colw < 58);
+    this.root.classList.toggle("two-rows", cols < n);
+    this.root.classList.toggle("has-stock", Boolean(p.stock || p.waste)); // room for captions
+    this.colw = colw;
+    this.rows = cols < n ? 2 : 1;
+    this.fanPiles();
+  }
+
+  // The layout of a table `width` wide whose piles may reach `avail` px down from its top
+  // (layout(), and placeBar() to weigh the bar beside the table against the bar above it).
+  // Returns {gap, cols, colw, top, side, room, fits}: `side` the top row's piles beside the
+  // tableau (sideLayout) or null, `room` what the tableau's piles may fan into (0: fanPiles'
+  // own), `fits` whether the longest pile as it stands ends on screen.
+  plan(width, avail) {
     const n = this.variant.piles.tableau;
     // A phone held sideways is short, not narrow: two rows of piles there took the cards to
     // twice the screen's height (Portuguese Solitaire's 13 at 667 by 375), so it keeps one row
@@ -177,65 +236,69 @@ export class Table {
     const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
     const captions = Boolean(p.stock || p.waste);
     let top = this.topRow(width, gap, slots, cols, colw);
-    let side = null;
-    let avail = 0;
-    if (cols === n) {
-      avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
-      const lengths = this.pileLengths();
-      const longest = Math.max(FIT_AT_LEAST, ...lengths);
-      // Above the tableau: the table's padding, the top row's lines, their gaps and captions.
-      const above = (t) =>
-        2 * gap + t.lines * (t.topw * 1.4) + (t.lines - 1) * gap + (captions ? 2 * gap + 12 + (t.lines - 1) * 12 : 2 * gap);
-      const pile = (c) => pileHeight(c, longest);
-      while (colw > MIN_FIT_COLW && above(top) + pile(colw) > avail) {
-        colw = Math.max(MIN_FIT_COLW, colw - 2);
-        top = this.topRow(width, gap, slots, cols, colw);
+    // Above the tableau: the table's padding, the top row's lines, their gaps and captions
+    // (a second line's too, but for the foundations' block beside the stock, which has none).
+    const above = (t) =>
+      2 * gap + t.lines * (t.topw * 1.4) + (t.lines - 1) * gap
+      + (captions ? 2 * gap + 12 + (this.topBlock(t, null) ? 0 : (t.lines - 1) * 12) : 2 * gap);
+    const lengths = this.pileLengths();
+    const now = Math.max(1, ...lengths);
+    if (cols < n) {
+      // Two rows: the deal's piles, each row as tall as its longest, fanned as fanPiles fans
+      // them, end on screen (a portrait tablet's 600 by 900: Chinese FreeCell's second row
+      // ended 21px below it).
+      const dealt = this.dealtLengths();
+      const rows = [dealt.slice(0, cols), dealt.slice(cols)].map((r) => Math.max(1, ...r));
+      // If even MIN_TWO_ROW_COLW cards leave them below it, the cards keep the width's size.
+      const tall = (c, t) => above(t) + rows.reduce((sum, k) => sum + fannedHeight(c, k), 0) + 2 * gap;
+      let fit = colw;
+      let fitTop = top;
+      while (fit > MIN_TWO_ROW_COLW && tall(fit, fitTop) > avail) {
+        fit -= 1;
+        fitTop = this.topRow(width, gap, slots, cols, fit);
       }
-      this.room = avail - above(top) - 2; // what the tableau's piles may fan into
-      if (short) {
-        // Beside the tableau, the cards are sized for a long pile, as above; but the top row
-        // gives way only when a pile that is there now would end below the screen under it,
-        // or the side gets larger cards: tested on the pretended long pile, it gave a fresh
-        // deal's short piles far smaller cards (Barricade A at 667 by 375: 37 px against 48).
-        const fitsNow = above(top) + pileHeight(colw, Math.max(1, ...lengths)) <= avail;
-        const beside = this.sideLayout(width, gap, avail, pile);
-        if (beside && (!fitsNow || (beside.fits && beside.colw > colw))) side = beside;
+      const fits = tall(fit, fitTop) <= avail;
+      if (fits) [colw, top] = [fit, fitTop];
+      return { gap, cols, colw, top, side: null, room: 0, fits };
+    }
+    const longest = Math.max(FIT_AT_LEAST, ...lengths);
+    const pile = (c) => pileHeight(c, longest);
+    while (colw > MIN_FIT_COLW && above(top) + pile(colw) > avail) {
+      colw = Math.max(MIN_FIT_COLW, colw - 2);
+      top = this.topRow(width, gap, slots, cols, colw);
+    }
+    const fitsNow = above(top) + pileHeight(colw, now) <= avail;
+    if (short) {
+      // Beside the tableau, the cards are sized for a long pile, as above; but the top row
+      // gives way only when a pile that is there now would end below the screen under it,
+      // or the side gets larger cards: tested on the pretended long pile, it gave a fresh
+      // deal's short piles far smaller cards (Barricade A at 667 by 375: 37 px against 48).
+      const beside = this.sideLayout(width, gap, avail, pile);
+      if (beside && (!fitsNow || (beside.fits && beside.colw > colw))) {
+        return {
+          gap, cols, colw: beside.colw, top: { topw: beside.colw, split: false, lines: 1, balance: 0 },
+          side: beside, room: avail - 2 * gap - 2, fits: 2 * gap + pileHeight(beside.colw, now) <= avail,
+        };
       }
-    } else {
-      this.room = 0;
     }
-    this.root.classList.toggle("side-piles", Boolean(side)); // not "side": the leaderboard aside's
-    if (side) {
-      colw = side.colw;
-      top = { topw: colw, split: false, lines: 1, balance: 0 };
-      this.room = avail - 2 * gap - 2;
-      this.root.style.setProperty("--lrows", String(side.lrows));
-      this.root.style.setProperty("--frows", String(side.frows));
-    }
-    this.root.classList.toggle("top-split", top.split);
-    // Two lines, the foundations' half of a line each beside the rest (Barricade A on a phone:
-    // the stock, then eight foundations): the foundations as one block of two rows, not a
-    // second line that starts under the stock, which read as a ninth foundation.
+    return { gap, cols, colw, top, side: null, room: avail - above(top) - 2, fits: fitsNow };
+  }
+
+  // Whether the top row's two lines are the stock (or cells) beside the foundations in a block
+  // of two rows (Barricade A on a phone), not a line each (layout()).
+  topBlock(top, side) {
+    const p = this.variant.piles;
+    const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
     const fcols = Math.ceil(p.foundations / 2);
-    const block = !side && top.lines === 2 && !top.split && slots - p.foundations + fcols === Math.ceil(slots / 2);
-    this.root.classList.toggle("top-block", block);
-    this.root.style.setProperty("--fcols", String(fcols));
-    this.root.style.setProperty("--topw", `${top.topw}px`);
-    // One row of piles narrower than the table (cards shrunk for a long pile): the top row
-    // takes the tableau's width, so that its ends line up with the tableau's columns.
-    const tableauWidth = cols * colw + (cols - 1) * gap;
-    const aligned = !side && top.lines === 1 && cols === n && slots * (top.topw + gap) - gap <= tableauWidth;
-    const topmax = top.balance || (aligned ? tableauWidth : 0);
-    this.root.style.setProperty("--topmax", topmax ? `${topmax}px` : "none");
-    this.root.style.setProperty("--cols", String(cols));
-    this.root.style.setProperty("--colw", `${colw}px`);
-    this.root.style.setProperty("--gap", `${gap}px`);
-    this.root.classList.toggle("compact", colw < 58);
-    this.root.classList.toggle("two-rows", cols < n);
-    this.root.classList.toggle("has-stock", captions); // room for captions
-    this.colw = colw;
-    this.rows = cols < n ? 2 : 1;
-    this.fanPiles();
+    return !side && top.lines === 2 && !top.split && slots - p.foundations + fcols === Math.ceil(slots / 2);
+  }
+
+  // How many cards each tableau pile of a fresh deal holds (RULES.md D3: dealt round-robin).
+  dealtLengths() {
+    const n = this.variant.piles.tableau;
+    const cards = DEALT[this.variant.id];
+    if (!cards) return this.pileLengths();
+    return Array.from({ length: n }, (_, i) => Math.floor(cards / n) + (i < cards % n ? 1 : 0));
   }
 
   // A phone held sideways: the game's bar (title, counters, buttons) stands in a column left
@@ -327,7 +390,7 @@ export class Table {
     if (!this.colw || !this.state) return;
     const ch = this.colw * 1.4;
     const least = leastFan(this.colw);
-    const base = Math.max(least, Math.round(this.colw * 0.36));
+    const base = baseFan(this.colw);
     const room = Math.max(ch * 2, this.room || window.innerHeight * (this.rows > 1 ? 0.36 : 0.56));
     for (const [id, pile] of this.piles) {
       if (id[0] !== "t") continue;
