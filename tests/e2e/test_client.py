@@ -1019,6 +1019,51 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
     assert rows == 1, f"{rows} rows of piles at 1024x480 beside the leaderboard"
 
 
+def test_a_phone_held_sideways_places_the_bar_where_the_cards_are_largest(
+    open_page, server: Server
+) -> None:
+    """Held sideways, the game's bar stood beside the table whenever the table beside it held
+    the piles, though with the bar above it the cards were larger: Portuguese Solitaire's and
+    Spanish Patience's deal had 48 px cards at 844 x 390 (50 px with the bar above), 40 px at
+    740 x 360 (48 px). The bar now stands where the cards are larger with the longest pile on
+    screen, a deal's and a long pile's."""
+    name, token = server.register()
+    games = {}
+    for variant in ("portuguese", "spanish"):
+        deal, longest, line = LONG_PILES[variant]
+        fresh = server.request("POST", "/api/games", {"variant": variant, "deal": 3}, token)
+        long = server.request("POST", "/api/games", {"variant": variant, "deal": deal}, token)
+        long = play_rest(server, long["id"], token, line.split())
+        games[variant] = (fresh, long)
+    for viewport, least in (
+        ({"width": 844, "height": 390}, 50),
+        ({"width": 740, "height": 360}, 48),
+        ({"width": 720, "height": 375}, 48),
+        ({"width": 915, "height": 412}, 58),
+    ):
+        size = f"{viewport['width']}x{viewport['height']}"
+        page = open_page(viewport)
+        log_in(page, name)
+        for variant, (fresh, long) in games.items():
+            for game in (fresh, long):
+                open_game(page, game["id"])
+                assert_table_matches(page, game["state"])
+                box = page.evaluate(PLAYABLE_JS)
+                assert box["bottom"] <= viewport["height"], (
+                    f"{variant}'s game {game['id']} ends {box['bottom'] - viewport['height']:.0f}px"
+                    f" below the {size} screen"
+                )
+                assert box["wide"] <= 0 and box["title"] <= 0, (variant, size, box)
+            open_game(page, fresh["id"])
+            colw = page.evaluate(
+                "document.querySelector('[data-testid=table] .tableau-pile')"
+                ".getBoundingClientRect().width"
+            )
+            assert colw >= least, f"{variant}'s deal has {colw}px cards at {size}, not {least}"
+            shot(page, f"13-{variant}-bar-{viewport['width']}", full_page=False)
+        page.close()
+
+
 @pytest.mark.parametrize(
     ("viewport", "widest"),
     [

@@ -304,8 +304,9 @@ export class Table {
   // A phone held sideways: the game's bar (title, counters, buttons) stands in a column left
   // of the table, which then has the screen's height down from the header, where the table
   // beside it still holds the tableau on one row of ONE_ROW_SHORT cards and, for a long pile,
-  // the top row's piles in columns beside the tableau (sideLayout); else the bar stays above
-  // the table, which keeps the column's width. Asked of each variant and of the game's column,
+  // the top row's piles in columns beside the tableau (sideLayout), and where its cards are
+  // then no smaller than with the bar above (plan(), the longest pile on screen); else the
+  // bar stays above the table, which keeps the column's width. Asked of each variant and of the game's column,
   // not the screen (a daily's leaderboard may stand beside it): it was one width for all, a
   // 690px column (a 710px screen), which Portuguese Solitaire's thirteen piles need. Beside the
   // bar, Chinese FreeCell's eighteen-card pile ends on a 667px screen (above it, 31px below);
@@ -322,6 +323,17 @@ export class Table {
       const avail = window.innerHeight - (game.getBoundingClientRect().top + window.scrollY);
       beside = width >= rowWidth(this.variant.piles.tableau, ONE_ROW_SHORT, 4)
         && this.sideLayout(width, 4, avail, (c) => pileHeight(c, 1)) !== null;
+      if (beside && this.state) {
+        // Both places weighed, the table measured with the bar above it: the one whose
+        // cards are larger with the longest pile on screen (the bar beside on a tie, its
+        // title whole). Beside the bar, Portuguese Solitaire's fresh deal at 844 by 390 had
+        // 48px cards, where the bar above left 53px ones, a long pile still on screen.
+        game.classList.remove("bar-beside");
+        const top = this.root.getBoundingClientRect().top + window.scrollY;
+        const above = this.plan(this.root.clientWidth, window.innerHeight - top);
+        const here = this.plan(width, avail);
+        beside = here.fits !== above.fits ? here.fits : here.colw >= above.colw;
+      }
     }
     game.classList.toggle("bar-beside", beside);
   }
