@@ -1064,6 +1064,55 @@ def test_a_phone_held_sideways_places_the_bar_where_the_cards_are_largest(
         page.close()
 
 
+# The game's title beside the table: its left edge, where "Deal"/"Daily" starts, and how many
+# " · " of it show, each its [left, top, width].
+TITLE_LINES_JS = """() => { const h2 = document.querySelector('[data-testid=game] .game-title h2');
+  const walk = document.createTreeWalker(h2, NodeFilter.SHOW_TEXT), dots = [];
+  let deal = null;
+  for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+    const at = t.data.search(/Deal|Daily/);
+    if (at >= 0) { const r = document.createRange(); r.setStart(t, at); r.setEnd(t, at + 4);
+      deal = r.getBoundingClientRect().left; }
+    for (let i = t.data.indexOf('\u00b7'); i >= 0; i = t.data.indexOf('\u00b7', i + 1)) {
+      const r = document.createRange(); r.setStart(t, i); r.setEnd(t, i + 1);
+      const b = r.getBoundingClientRect(); if (b.width) dots.push([b.left, b.top, b.width]); }
+  }
+  return {left: h2.getBoundingClientRect().left, deal, dots,
+          beside: h2.closest('.game').classList.contains('bar-beside')}; }"""
+
+
+def test_a_phone_held_sideways_titles_every_game_alike(open_page, server: Server) -> None:
+    """In the bar's column beside the table a game's title wrapped wherever its words fell:
+    "Countess · / Deal 3", "Barricade A · / Deal 3", "Chinese / FreeCell · / Deal 3". The
+    deal (or a daily's day) now takes a line of its own under the name in every game, without
+    the " · " that joins them on one line."""
+    name, token = server.register()
+    day = server.request("GET", "/api/daily", token=token)["date"]
+    games = [
+        server.request("POST", "/api/games", {"variant": v["id"], "deal": 3}, token)
+        for v in server.request("GET", "/api/variants")
+    ]
+    games.append(server.request("POST", f"/api/daily/{day}/chinese_freecell/play", {}, token))
+    for viewport in ({"width": 844, "height": 390}, {"width": 667, "height": 375}):
+        page = open_page(viewport)
+        log_in(page, name)
+        beside = 0
+        for game in games:
+            open_game(page, game["id"])
+            title = page.evaluate(TITLE_LINES_JS)
+            if not title["beside"]:
+                continue
+            beside += 1
+            where = f"{game['variant']} at {viewport['width']}x{viewport['height']}"
+            assert title["dots"] == [], f"{where}: the title shows ' · ' beside the table"
+            assert title["deal"] is not None and abs(title["deal"] - title["left"]) < 1, (
+                f"{where}: the deal does not start a line: {title}"
+            )
+            shot(page, f"13-{game['variant']}-title-{viewport['width']}", full_page=False)
+        assert beside >= 3, f"only {beside} games have the bar beside at {viewport}"
+        page.close()
+
+
 @pytest.mark.parametrize(
     ("viewport", "widest"),
     [

@@ -24,12 +24,17 @@ export function h(tag, attrs = {}, ...children) {
 
 // A game's heading: its variant, then its day (a daily deal, "practice" on an unranked copy)
 // or its deal number. The date as one word: a narrow screen broke "2026-" from "11-26".
+// A game's title: the game's name, then its deal or day. Each part has its span, so that in
+// the bar's narrow column beside the table (a phone held sideways, style.css) the deal or day
+// takes a line of its own under the name, for every game alike, not wherever the words wrap.
 export function gameTitle(game, variant) {
+  const name = h("span", { class: "title-name" }, variant.name);
+  const sep = () => h("span", { class: "title-sep" }, " · ");
   if (game.daily) {
-    return [variant.name, " · Daily ", h("span", { class: "nowrap" }, game.daily.date),
-      ...(game.daily.ranked ? [] : [" (practice)"])];
+    return [name, sep(), h("span", { class: "title-deal" }, "Daily ", h("span", { class: "nowrap" }, game.daily.date),
+      ...(game.daily.ranked ? [] : [" (practice)"]))];
   }
-  return [variant.name, ...(game.deal ? [` · Deal ${game.deal}`] : [])];
+  return [name, ...(game.deal ? [sep(), h("span", { class: "title-deal" }, `Deal ${game.deal}`)] : [])];
 }
 
 export function formatSeconds(total) {
