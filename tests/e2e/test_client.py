@@ -1064,6 +1064,37 @@ def test_a_phone_held_sideways_places_the_bar_where_the_cards_are_largest(
         page.close()
 
 
+def test_a_phone_held_sideways_keeps_the_bar_in_place_while_a_game_is_played(
+    open_page, server: Server
+) -> None:
+    """Where the bar stands (beside the table or above it) was weighed again on every move, so
+    as a pile grew long, Portuguese Solitaire's bar at 844 x 390 jumped from above the table to
+    beside it, and its buttons moved under the player's finger. It is chosen when the game
+    opens, and kept while the long pile still ends on screen."""
+    name, token = server.register()
+    deal, longest, line = LONG_PILES["portuguese"]
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
+    viewport = {"width": 844, "height": 390}
+    page = open_page(viewport)
+    log_in(page, name)
+    open_game(page, game["id"])
+    beside_js = "document.querySelector('[data-testid=game]').classList.contains('bar-beside')"
+    beside = page.evaluate(beside_js)
+    undo = page.get_by_test_id("undo").bounding_box()
+    moves = line.split()
+    state = play_rest(server, game["id"], token, moves)  # another device plays the line
+    expect(page.get_by_test_id("game")).to_have_attribute("data-v", str(len(moves)))
+    assert max(len(p) for p in state["state"]["tableau"]) == longest
+    assert_table_matches(page, state["state"])
+    box = page.evaluate(PLAYABLE_JS)
+    assert box["bottom"] <= viewport["height"], (
+        f"the long pile ends {box['bottom'] - 390:.0f}px below"
+    )
+    assert page.evaluate(beside_js) == beside, "the bar moved while the game was played"
+    assert page.get_by_test_id("undo").bounding_box() == undo
+    page.close()
+
+
 # The game's title beside the table: its left edge, where "Deal"/"Daily" starts, and how many
 # " · " of it show, each its [left, top, width].
 TITLE_LINES_JS = """() => { const h2 = document.querySelector('[data-testid=game] .game-title h2');

@@ -316,6 +316,15 @@ export class Table {
   placeBar() {
     const game = this.game;
     if (!game) return;
+    // Chosen once a screen (its size, the game's column), then kept while the game is played:
+    // weighed again on every move, the bar jumped beside the table as a pile grew long and the
+    // buttons under the player's finger moved. It moves only when the longest pile would end
+    // below the screen where the bar stands now.
+    const screen = `${game.clientWidth}x${window.innerHeight}`;
+    if (this.state && this.barScreen === screen) {
+      const top = this.root.getBoundingClientRect().top + window.scrollY;
+      if (this.plan(this.root.clientWidth, window.innerHeight - top).fits) return;
+    }
     let beside = false;
     if (window.matchMedia(SIDEWAYS).matches) {
       const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
@@ -336,6 +345,7 @@ export class Table {
       }
     }
     game.classList.toggle("bar-beside", beside);
+    if (this.state) this.barScreen = screen;
   }
 
   // The top row (stock, waste, cells, foundations): its card width, and whether it takes
