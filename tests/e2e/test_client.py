@@ -956,6 +956,18 @@ PLAYABLE_JS = """() => { const box = (e) => e.getBoundingClientRect();
           wide: document.documentElement.scrollWidth - window.innerWidth}; }"""
 
 
+def open_on_screen(page: Page, game: dict, viewport: dict, what: str) -> dict:
+    """Open `game`, check the page shows its table, and that its last cards end on screen;
+    their boxes (PLAYABLE_JS) for further checks."""
+    open_game(page, game["id"])
+    assert_table_matches(page, game["state"])
+    box = page.evaluate(PLAYABLE_JS)
+    size = f"{viewport['width']}x{viewport['height']}"
+    below = box["bottom"] - viewport["height"]
+    assert below <= 0, f"{what} ends {below:.0f}px below the {size} screen"
+    return box
+
+
 def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server: Server) -> None:
     """Held sideways, a long pile (Chinese FreeCell's eighteen cards) ran past the screen's
     bottom under the top row even at the smallest cards, and the game's title was cut with
@@ -987,13 +999,7 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
         page = open_page(viewport)
         log_in(page, name)
         for variant, game in games.items():
-            open_game(page, game["id"])
-            assert_table_matches(page, game["state"])
-            box = page.evaluate(PLAYABLE_JS)
-            assert box["bottom"] <= viewport["height"], (
-                f"{variant}'s long pile ends {box['bottom'] - viewport['height']:.0f}px below"
-                f" the {size} screen"
-            )
+            box = open_on_screen(page, game, viewport, f"{variant}'s long pile")
             assert box["right"] <= viewport["width"] and box["wide"] <= 0, (variant, size, box)
             assert box["narrowest"] >= 34, f"{variant}'s cards are {box['narrowest']}px wide"
             assert box["title"] <= 0, f"{variant}'s title is cut at {size}"
@@ -1046,13 +1052,7 @@ def test_a_phone_held_sideways_places_the_bar_where_the_cards_are_largest(
         log_in(page, name)
         for variant, (fresh, long) in games.items():
             for game in (fresh, long):
-                open_game(page, game["id"])
-                assert_table_matches(page, game["state"])
-                box = page.evaluate(PLAYABLE_JS)
-                assert box["bottom"] <= viewport["height"], (
-                    f"{variant}'s game {game['id']} ends {box['bottom'] - viewport['height']:.0f}px"
-                    f" below the {size} screen"
-                )
+                box = open_on_screen(page, game, viewport, f"{variant}'s game {game['id']}")
                 assert box["wide"] <= 0 and box["title"] <= 0, (variant, size, box)
             open_game(page, fresh["id"])
             colw = page.evaluate(
