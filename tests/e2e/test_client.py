@@ -1095,6 +1095,26 @@ def test_a_phone_held_sideways_keeps_the_bar_in_place_while_a_game_is_played(
     page.close()
 
 
+def test_a_phone_turned_upright_and_back_puts_the_bar_back_beside_the_table(
+    open_page, server: Server
+) -> None:
+    """The bar's place is kept per sideways screen size. Upright the bar stands above the table
+    and nothing is kept, so turned back to the same sideways size the place is chosen again
+    (beside, for Countess's four piles), not left above."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)
+    page = open_page({"width": 844, "height": 390})
+    log_in(page, name)
+    open_game(page, game["id"])
+    bar = page.get_by_test_id("game")
+    expect(bar).to_have_class(re.compile(r"\bbar-beside\b"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(bar).not_to_have_class(re.compile(r"\bbar-beside\b"))
+    page.set_viewport_size({"width": 844, "height": 390})
+    expect(bar).to_have_class(re.compile(r"\bbar-beside\b"))
+    page.close()
+
+
 # The game's title beside the table: its left edge, where "Deal"/"Daily" starts, and how many
 # " · " of it show, each its [left, top, width].
 TITLE_LINES_JS = """() => { const h2 = document.querySelector('[data-testid=game] .game-title h2');

@@ -51,6 +51,14 @@ function baseFan(colw) {
 function fannedHeight(colw, cards) {
   return colw * 1.4 + (cards - 1) * Math.floor(baseFan(colw));
 }
+// The height from an element's top to the bottom of the window (the page scrolled to its top).
+function heightBelow(el) {
+  return window.innerHeight - (el.getBoundingClientRect().top + window.scrollY);
+}
+// How many piles the top row holds: the stock, the waste, the cells and the foundations.
+function topSlots(p) {
+  return (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
+}
 // The width of a table whose `n` piles stand in one row of cards `colw` wide, `gap` apart and
 // off its edges by a gap (its padding, var(--gap)).
 function rowWidth(n, colw, gap) {
@@ -179,12 +187,12 @@ export class Table {
     this.placeBar(); // first: it sets the table's width
     const width = this.root.clientWidth;
     if (!width) return;
-    const avail = window.innerHeight - (this.root.getBoundingClientRect().top + window.scrollY);
+    const avail = heightBelow(this.root);
     const plan = this.plan(width, avail);
     const { gap, cols, colw, top, side } = plan;
     const n = this.variant.piles.tableau;
     const p = this.variant.piles;
-    const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
+    const slots = topSlots(p);
     this.room = plan.room;
     this.root.classList.toggle("side-piles", Boolean(side)); // not "side": the leaderboard aside's
     if (side) {
@@ -233,7 +241,7 @@ export class Table {
     if (width < rowWidth(n, short ? ONE_ROW_SHORT : ONE_ROW, gap)) cols = Math.ceil(n / 2);
     let colw = Math.max(34, Math.min(MAX_COLW, Math.floor((room - (cols - 1) * gap) / cols)));
     const p = this.variant.piles;
-    const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
+    const slots = topSlots(p);
     const captions = Boolean(p.stock || p.waste);
     let top = this.topRow(width, gap, slots, cols, colw);
     // Above the tableau: the table's padding, the top row's lines, their gaps and captions
@@ -288,7 +296,7 @@ export class Table {
   // of two rows (Barricade A on a phone), not a line each (layout()).
   topBlock(top, side) {
     const p = this.variant.piles;
-    const slots = (p.stock ? 1 : 0) + (p.waste ? 1 : 0) + p.cells + p.foundations;
+    const slots = topSlots(p);
     const fcols = Math.ceil(p.foundations / 2);
     return !side && top.lines === 2 && !top.split && slots - p.foundations + fcols === Math.ceil(slots / 2);
   }
@@ -320,29 +328,29 @@ export class Table {
     // weighed again on every move, the bar jumped beside the table as a pile grew long and the
     // buttons under the player's finger moved. It moves only when the longest pile would end
     // below the screen where the bar stands now.
+    if (!window.matchMedia(SIDEWAYS).matches) {
+      game.classList.remove("bar-beside");
+      this.barScreen = null; // held sideways again, the place is chosen again
+      return;
+    }
     const screen = `${game.clientWidth}x${window.innerHeight}`;
     if (this.state && this.barScreen === screen) {
-      const top = this.root.getBoundingClientRect().top + window.scrollY;
-      if (this.plan(this.root.clientWidth, window.innerHeight - top).fits) return;
+      if (this.plan(this.root.clientWidth, heightBelow(this.root)).fits) return;
     }
-    let beside = false;
-    if (window.matchMedia(SIDEWAYS).matches) {
-      const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-      const width = game.clientWidth - BAR_COLUMN_REM * rem;
-      const avail = window.innerHeight - (game.getBoundingClientRect().top + window.scrollY);
-      beside = width >= rowWidth(this.variant.piles.tableau, ONE_ROW_SHORT, 4)
-        && this.sideLayout(width, 4, avail, (c) => pileHeight(c, 1)) !== null;
-      if (beside && this.state) {
-        // Both places weighed, the table measured with the bar above it: the one whose
-        // cards are larger with the longest pile on screen (the bar beside on a tie, its
-        // title whole). Beside the bar, Portuguese Solitaire's fresh deal at 844 by 390 had
-        // 48px cards, where the bar above left 53px ones, a long pile still on screen.
-        game.classList.remove("bar-beside");
-        const top = this.root.getBoundingClientRect().top + window.scrollY;
-        const above = this.plan(this.root.clientWidth, window.innerHeight - top);
-        const here = this.plan(width, avail);
-        beside = here.fits !== above.fits ? here.fits : here.colw >= above.colw;
-      }
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+    const width = game.clientWidth - BAR_COLUMN_REM * rem;
+    const avail = heightBelow(game);
+    let beside = width >= rowWidth(this.variant.piles.tableau, ONE_ROW_SHORT, 4)
+      && this.sideLayout(width, 4, avail, (c) => pileHeight(c, 1)) !== null;
+    if (beside && this.state) {
+      // Both places weighed, the table measured with the bar above it: the one whose
+      // cards are larger with the longest pile on screen (the bar beside on a tie, its
+      // title whole). Beside the bar, Portuguese Solitaire's fresh deal at 844 by 390 had
+      // 48px cards, where the bar above left 53px ones, a long pile still on screen.
+      game.classList.remove("bar-beside");
+      const above = this.plan(this.root.clientWidth, heightBelow(this.root));
+      const here = this.plan(width, avail);
+      beside = here.fits !== above.fits ? here.fits : here.colw >= above.colw;
     }
     game.classList.toggle("bar-beside", beside);
     if (this.state) this.barScreen = screen;
