@@ -23,10 +23,10 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 // A game's heading: its variant, then its day (a daily deal, "practice" on an unranked copy)
-// or its deal number. The date as one word: a narrow screen broke "2026-" from "11-26".
-// A game's title: the game's name, then its deal or day. Each part has its span, so that in
-// the bar's narrow column beside the table (a phone held sideways, style.css) the deal or day
-// takes a line of its own under the name, for every game alike, not wherever the words wrap.
+// or its deal number. The date as one word: a narrow screen broke "2026-" from "11-26". Each
+// part has its span, so that in the bar's narrow column beside the table (a phone held
+// sideways, style.css) the deal or day takes a line of its own under the name, for every game
+// alike, not wherever the words wrap.
 export function gameTitle(game, variant) {
   const name = h("span", { class: "title-name" }, variant.name);
   const sep = () => h("span", { class: "title-sep" }, " · ");
