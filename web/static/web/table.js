@@ -185,11 +185,10 @@ export class Table {
   // columns beside the tableau instead (sideLayout), whichever of the two gives the larger
   // cards that keep the longest pile on screen.
   layout() {
-    this.placeBar(); // first: it sets the table's width
+    const kept = this.placeBar(); // first: it sets the table's width
     const width = this.root.clientWidth;
     if (!width) return;
-    const avail = heightBelow(this.root);
-    const plan = this.plan(width, avail);
+    const plan = kept || this.plan(width, heightBelow(this.root));
     const { gap, cols, colw, top, side } = plan;
     const n = this.variant.piles.tableau;
     const p = this.variant.piles;
@@ -324,19 +323,21 @@ export class Table {
   // where above it they are 48px).
   placeBar() {
     const game = this.game;
-    if (!game) return;
+    if (!game) return null;
     // Chosen once a screen (its size, the game's column), then kept while the game is played:
     // weighed again on every move, the bar jumped beside the table as a pile grew long and the
     // buttons under the player's finger moved. It moves only when the longest pile would end
-    // below the screen where the bar stands now.
+    // below the screen where the bar stands now. Returns the table's plan when it kept the
+    // bar where it was (layout() uses it rather than planning the same table again), else null.
     if (!window.matchMedia(SIDEWAYS).matches) {
       game.classList.remove("bar-beside");
       this.barScreen = null; // held sideways again, the place is chosen again
-      return;
+      return null;
     }
     const screen = `${game.clientWidth}x${window.innerHeight}`;
     if (this.state && this.barScreen === screen) {
-      if (this.plan(this.root.clientWidth, heightBelow(this.root)).fits) return;
+      const plan = this.plan(this.root.clientWidth, heightBelow(this.root));
+      if (plan.fits) return plan;
     }
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     const width = game.clientWidth - BAR_COLUMN_REM * rem;
@@ -355,6 +356,7 @@ export class Table {
     }
     game.classList.toggle("bar-beside", beside);
     if (this.state) this.barScreen = screen;
+    return null;
   }
 
   // The top row (stock, waste, cells, foundations): its card width, and whether it takes
