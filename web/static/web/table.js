@@ -476,14 +476,13 @@ export class Table {
   // another device's move arrived.
   drawPile(id, pile, state, last) {
     const cards = pileCards(state, id);
+    const count = id === "stock" ? state.stock.count : cards.length;
     const marked = last && !last.draw && last.to === id && cards.length ? last.n : 0;
-    const shows = `${id === "stock" ? state.stock.count : cards.length}|${cards.join(" ")}|${marked}`;
+    const shows = `${count}|${cards.join(" ")}|${marked}`;
     if (this.drawn.get(id) === shows) return;
     this.drawn.set(id, shows);
     pile.replaceChildren();
-    let count = cards.length;
     if (id === "stock") {
-      count = state.stock.count;
       if (state.stock.top) {
         // A face-up stock (Barricade A) shows the edge of the cards under its top one.
         const top = cardElement(state.stock.top, 0);
