@@ -121,17 +121,23 @@ def _box(locator: Locator) -> dict:
     raise AssertionError(f"{locator} never stayed on screen long enough to measure")
 
 
-def drag(page: Page, source: Locator, target: Locator, grab_top: bool = False) -> None:
-    """Drag with real pointer events: press, move in steps, release over the target."""
-    s, t = _box(source), _box(target)
+def lift(page: Page, source: Locator, grab_top: bool = False) -> tuple[float, float]:
+    """Press on `source` and move a little, as a drag starts, and hold it there; the point
+    pressed."""
+    s = _box(source)
     sx = s["x"] + s["width"] / 2
     sy = s["y"] + (8 if grab_top else s["height"] / 2)
-    tx = t["x"] + t["width"] / 2
-    ty = t["y"] + t["height"] / 2
     page.mouse.move(sx, sy)
     page.mouse.down()
     page.mouse.move(sx + 12, sy + 12, steps=3)
-    page.mouse.move(tx, ty, steps=10)
+    return sx, sy
+
+
+def drag(page: Page, source: Locator, target: Locator, grab_top: bool = False) -> None:
+    """Drag with real pointer events: press, move in steps, release over the target."""
+    lift(page, source, grab_top)
+    t = _box(target)
+    page.mouse.move(t["x"] + t["width"] / 2, t["y"] + t["height"] / 2, steps=10)
     page.mouse.up()
 
 

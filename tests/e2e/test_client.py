@@ -18,6 +18,7 @@ from tests.e2e.flows import (
     PHONE,
     drag,
     game_id,
+    lift,
     log_in,
     log_in_to_game,
     open_game,
@@ -1429,11 +1430,7 @@ def test_a_move_from_elsewhere_redraws_its_piles_only_and_a_held_card_stays_lift
     page = open_page()
     log_in_to_game(page, name, gid)
     page.evaluate("() => document.querySelectorAll('.card').forEach((c) => (c.dataset.old = '1'))")
-    box = top_card(page, held).bounding_box()
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x + 12, y + 12, steps=3)
+    x, y = lift(page, top_card(page, held))
     expect(page.get_by_test_id("drag-layer")).to_be_visible()
     lifted = pile(page, held).locator(".card.lifted")
     expect(lifted).to_have_count(1)
