@@ -215,6 +215,8 @@ class RedisLayer(RedisChannelLayer):
                 if taken:
                     self._hand_on_all(here, real, taken[::2])
                     handed = token
+                elif me.cancelling():
+                    raise asyncio.CancelledError  # lost in `take`: not a second's wait first
                 else:
                     popped = await connection.bzpopmin(key, timeout=self.read_wait)
                     if popped is not None:
@@ -225,7 +227,9 @@ class RedisLayer(RedisChannelLayer):
                     await asyncio.sleep(1)
             # redis-py 8 can lose a cancel that comes while it connects, and go on to block in
             # the read (a bare redis-py client shows it: the call returns None when the wait is
-            # over); so a cancel is looked for after each read, which is why reads are short.
+            # over); so a cancel is looked for after each read, which is why reads are short,
+            # and before BZPOPMIN blocks (the first `take` connects: a socket closed at once
+            # left its reader blocked for a whole wait).
             if me.cancelling():
                 raise asyncio.CancelledError
             if time.monotonic() - swept > self.expiry:
