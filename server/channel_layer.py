@@ -123,9 +123,9 @@ class RedisLayer(RedisChannelLayer):
     missed states (an audit saw 250 of 700 go missing at about 1,000 moves a second).
     """
 
-    # The longest the reader waits in one BZPOPMIN: an idle process asks Redis once a second,
-    # and a loop that is closing waits at most this long for its reader (see `_read`).
-    read_wait = 1
+    # The longest the reader waits in one BZPOPMIN: an idle process asks Redis four times a
+    # second, and a loop that is closing waits at most this long for its reader (see `_read`).
+    read_wait = 0.25
     # The most messages the reader takes from Redis in one round trip (see `_read`).
     read_batch = 100
 
@@ -227,9 +227,9 @@ class RedisLayer(RedisChannelLayer):
                     await asyncio.sleep(1)
             # redis-py 8 can lose a cancel that comes while it connects, and go on to block in
             # the read (a bare redis-py client shows it: the call returns None when the wait is
-            # over); so a cancel is looked for after each read, which is why reads are short,
-            # and before BZPOPMIN blocks (the first `take` connects: a socket closed at once
-            # left its reader blocked for a whole wait).
+            # over), and so can BZPOPMIN, more rarely; so a cancel is looked for after each
+            # read, which is why reads are short, and before BZPOPMIN blocks (the first `take`
+            # connects: a socket closed at once left its reader blocked for a whole wait).
             if me.cancelling():
                 raise asyncio.CancelledError
             if time.monotonic() - swept > self.expiry:
