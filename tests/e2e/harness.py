@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from websockets.sync.client import connect
 
 from tests.e2e.flows import PASSWORD
 
@@ -82,6 +83,24 @@ class Server:
             "POST", "/api/auth/register", {"username": username, "password": PASSWORD}
         )
         return username, body["token"]
+
+    def play(self, gid: int, token: str, actions: list[str]) -> dict:
+        """Play `actions` (move strings, or "undo") on game `gid` over one WebSocket, as a
+        client on another device would, each once the one before is answered; returns the
+        last state. Hundreds of actions take a second here, where a REST request each took
+        several (a new connection and a request's handling per action)."""
+        self.wait_ready()
+        url = "ws" + self.base_url.removeprefix("http") + f"/ws/games/{gid}"
+        with connect(url, additional_headers={"Authorization": f"Token {token}"}) as sock:
+            frame = json.loads(sock.recv(timeout=10))
+            for i, action in enumerate(actions):
+                d = {"v": frame["v"], "id": i} | ({} if action == "undo" else {"move": action})
+                sock.send(json.dumps({"t": "undo" if action == "undo" else "move", "d": d}))
+                answer = json.loads(sock.recv(timeout=10))
+                assert answer == {"t": "ack", "d": {"id": i}}, (action, answer)
+                frame = json.loads(sock.recv(timeout=10))
+                assert frame["t"] == "state", frame
+        return frame["d"]
 
     def daily_line(self, date: str, variant: str) -> list[str]:
         """The certified winning line of a daily challenge, read from the server's database."""
