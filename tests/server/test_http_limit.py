@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.testing import HttpCommunicator
 from django.conf import settings
 
 from server.asgi import application
 from server.client_address import scope_header
-from server.http_limit import ConcurrencyLimit
+from server.http_limit import SLOT_THREAD_PREFIX, ConcurrencyLimit
 
 
 class SlowApp:
@@ -283,3 +285,46 @@ async def test_the_server_limits_its_http_requests():
     )
     response = await communicator.get_response()
     assert response["status"] in (200, 401)  # answered through the limit
+
+
+class ThreadRecorder:
+    """An ASGI app that runs a sync step, as Django runs a view (thread-sensitive), and notes
+    the thread it ran on; requests stay in progress until `release` is set."""
+
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+        self.release = asyncio.Event()
+
+    async def __call__(self, scope: dict, receive, send) -> None:  # noqa: ANN001
+        await sync_to_async(lambda: self.threads.append(threading.current_thread()))()
+        await self.release.wait()
+
+
+async def test_each_slot_runs_its_requests_on_one_thread_of_its_own():
+    """A thread made for each request (and its database connection with it) cost more than
+    most requests; a slot's thread runs its requests one after another instead. Six requests
+    at once on two slots run on two threads, and six more on the same two."""
+    inner = ThreadRecorder()
+    limited = ConcurrencyLimit(inner, limit=2)
+    first = [_call(limited, f"/api/games/{i}") for i in range(6)]
+    await _settle()
+    inner.release.set()
+    await asyncio.wait_for(asyncio.gather(*first), 5)
+    inner.release.clear()
+    second = [_call(limited, f"/api/games/{i}") for i in range(6)]
+    await _settle()
+    inner.release.set()
+    await asyncio.wait_for(asyncio.gather(*second), 5)
+    assert len(inner.threads) == 12
+    threads = set(inner.threads)
+    assert len(threads) == 2 and set(inner.threads[:2]) == threads
+    assert all(t.name.startswith(SLOT_THREAD_PREFIX) for t in threads)
+    assert threading.main_thread() not in threads
+
+
+async def test_requests_that_take_no_slot_take_no_slot_thread():
+    inner = ThreadRecorder()
+    inner.release.set()
+    limited = ConcurrencyLimit(inner, limit=2)
+    await asyncio.wait_for(_call(limited, "/api/health"), 5)
+    assert not inner.threads[0].name.startswith(SLOT_THREAD_PREFIX)

@@ -1,7 +1,9 @@
-"""server.request_connections: an HTTP request's connection is closed when it ends, under ASGI."""
+"""server.request_connections: an HTTP request's connection is closed when it ends, under ASGI,
+unless it ran on a slot's thread, which keeps it for the slot's next request."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -11,6 +13,7 @@ from django.db import connection
 from django.db.backends.signals import connection_created
 
 from server.asgi import application
+from server.http_limit import SLOT_THREAD_PREFIX
 from server.request_connections import close_request_thread_connections
 
 
@@ -42,3 +45,38 @@ def test_other_handlers_keep_their_connections():
     connection.ensure_connection()
     close_request_thread_connections(sender=WSGIHandler)
     assert connection.connection is not None
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_request_that_holds_a_slot_leaves_its_connection_to_the_slots_next(monkeypatch):  # noqa: ANN001
+    """A request that holds one of server.http_limit's slots runs on the slot's thread, which
+    lives on: its connection stays open for the slot's next request (CONN_MAX_AGE allowing),
+    rather than a connection opened and closed for each one."""
+    from django.db import connections
+
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 60)
+    opened: list = []
+
+    def spy(sender, connection, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        opened.append((threading.current_thread(), connection))
+
+    connection_created.connect(spy)
+    try:
+        for _ in range(3):  # a token looked up, and refused: each request reads the database
+            communicator = HttpCommunicator(
+                application,
+                "GET",
+                "/api/me",
+                headers=[(b"host", b"localhost"), (b"authorization", b"Token nope")],
+            )
+            response = await communicator.get_response()
+            await communicator.wait()
+            assert response["status"] == 401
+    finally:
+        connection_created.disconnect(spy)
+        slots = application.application_mapping["http"].slots()
+        for thread in slots.idle:  # the test database must not be held open after the test
+            await asyncio.wrap_future(thread.submit(connections.close_all))
+    assert len(opened) == 1, opened
+    thread, _ = opened[0]
+    assert thread.name.startswith(SLOT_THREAD_PREFIX)
