@@ -4,14 +4,15 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "server.settings")
 
+import django  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
 
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)  # as Django's own entry points do; a request sets its prefix
 
 from django.conf import settings  # noqa: E402
 
 import server.request_connections  # noqa: E402, F401  (connects its request_finished receiver)
+from server.http_app import HttpApp  # noqa: E402
 from server.http_limit import ConcurrencyLimit  # noqa: E402
 from server.routing import websocket_urlpatterns  # noqa: E402
 from server.ws_auth import websocket_stack  # noqa: E402
@@ -19,7 +20,7 @@ from server.ws_auth import websocket_stack  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": ConcurrencyLimit(
-            django_asgi_app,
+            HttpApp(),
             settings.HTTP_CONCURRENCY,
             per_client=settings.HTTP_REQUESTS_PER_CLIENT,
             session_cookie=settings.SESSION_COOKIE_NAME,

@@ -1,12 +1,13 @@
 """Bound how many HTTP requests one server process runs at once; the rest wait their turn.
 
-Under ASGI, Django runs each request's sync code on a thread made for that request, and that
-thread opens a database connection of its own (server.request_connections closes it when the
-request ends). So the connections a process holds grew with the requests in progress, without
-bound. A slow request makes them pile up: at the first request of a day, every request for the
-daily challenges waits for their certification, each holding a connection. Measured on
-PostgreSQL's default `max_connections` of 100, 150 such requests at once on one process: 50 of
-them failed with HTTP 500 ("too many clients"), and the rest waited 21 s.
+Under ASGI, a request's sync code runs on a thread made for that request, as Django's own ASGI
+handler has it, and that thread opens a database connection of its own
+(server.request_connections closes it when the request ends). So the connections a process holds
+grew with the requests in progress, without bound. A slow request makes them pile up: at the
+first request of a day, every request for the daily challenges waits for their certification,
+each holding a connection. Measured on PostgreSQL's default `max_connections` of 100, 150 such
+requests at once on one process: 50 of them failed with HTTP 500 ("too many clients"), and the
+rest waited 21 s.
 
 Here at most `HTTP_CONCURRENCY` requests (default 16) run at once per process; the others wait
 on the event loop, where waiting costs no thread and no connection, and run as slots free up.
@@ -142,7 +143,8 @@ class ConcurrencyLimit:
     async def run(self, scope: dict, receive: Any, send: Any) -> None:
         path = scope["path"]
         if path in EXEMPT_PATHS or path.startswith(EXEMPT_PREFIXES):
-            return await self.app(scope, receive, send)
+            async with ThreadSensitiveContext():  # a thread of its own, for this request only
+                return await self.app(scope, receive, send)
         slots = self.slots()
         async with slots.taken:
             thread = slots.idle.pop() if slots.idle else slots.new_thread()
