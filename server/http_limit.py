@@ -19,8 +19,9 @@ database work has threads of its own (GAME_DB_THREADS).
 Each slot has a thread of its own, which runs the sync code of every request that holds the
 slot, one after another (asgiref's `ThreadSensitiveContext` with an executor), and keeps its
 database connection from one request to the next as Django's `CONN_MAX_AGE` says. A thread
-and a connection made for each request cost more than most requests: on PostgreSQL a signed-in
-`GET /api/me` took 6.6 ms of the server's CPU and 11.9 ms to answer, a `404` 3.0 ms of CPU.
+and a connection made for each request cost more than most requests: on PostgreSQL one client's
+signed-in `GET /api/me` took 14.4-15.2 ms (p50), and 7.7-8.5 ms on the slots' threads
+(bench/http_requests.py; server.http_app then took it to 4.3-5.0 ms).
 
 A queue in order of arrival is fair only while no one client fills it: one user who sent 1,000
 requests at once held every slot, and another user's request waited behind them all (2.2 s
