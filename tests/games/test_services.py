@@ -431,6 +431,5 @@ async def test_redis_layer_reader_stops_at_once_when_cancelled_as_it_starts():
             await asyncio.wait_for(reader, timeout=5)
         if time.monotonic() - started > 0.5:
             slow.append(passes)
-        layer.close_inbox(channel)
-        await layer.flush()
+        await _close_own_layer(layer, [channel])
     assert slow == [], f"cancelled after these many passes, the reader went on reading: {slow}"

@@ -287,17 +287,17 @@ async def test_the_server_limits_its_http_requests():
     assert response["status"] in (200, 401)  # answered through the limit
 
 
-class ThreadRecorder:
-    """An ASGI app that runs a sync step, as Django runs a view (thread-sensitive), and notes
-    the thread it ran on; requests stay in progress until `release` is set."""
+class ThreadRecorder(SlowApp):
+    """A SlowApp that first runs a sync step, as Django runs a view (thread-sensitive), and
+    notes the thread it ran on."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.threads: list[threading.Thread] = []
-        self.release = asyncio.Event()
 
     async def __call__(self, scope: dict, receive, send) -> None:  # noqa: ANN001
         await sync_to_async(lambda: self.threads.append(threading.current_thread()))()
-        await self.release.wait()
+        await super().__call__(scope, receive, send)
 
 
 async def test_each_slot_runs_its_requests_on_one_thread_of_its_own():

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from channels.testing import HttpCommunicator
@@ -17,22 +19,29 @@ from server.http_limit import SLOT_THREAD_PREFIX
 from server.request_connections import close_request_thread_connections
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_an_asgi_request_closes_the_connection_its_thread_opened():
+@contextmanager
+def connections_opened() -> Iterator[list]:
+    """The database connections opened meanwhile, each with the thread that opened it."""
     opened: list = []
 
     def spy(sender, connection, **kwargs):  # noqa: ANN001, ANN003, ANN202
         opened.append((threading.current_thread(), connection))
 
     connection_created.connect(spy)
+    try:
+        yield opened
+    finally:
+        connection_created.disconnect(spy)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_asgi_request_closes_the_connection_its_thread_opened():
     communicator = HttpCommunicator(
         application, "GET", "/api/health", headers=[(b"host", b"localhost")]
     )
-    try:
+    with connections_opened() as opened:
         response = await communicator.get_response()
         await communicator.wait()  # the response is out; the handler is still closing it
-    finally:
-        connection_created.disconnect(spy)
     assert response["status"] == 200
     request_threads = [(t, c) for t, c in opened if t is not threading.main_thread()]
     assert request_threads, "the request opened no connection of its own"
@@ -55,25 +64,19 @@ async def test_a_request_that_holds_a_slot_leaves_its_connection_to_the_slots_ne
     from django.db import connections
 
     monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 60)
-    opened: list = []
-
-    def spy(sender, connection, **kwargs):  # noqa: ANN001, ANN003, ANN202
-        opened.append((threading.current_thread(), connection))
-
-    connection_created.connect(spy)
     try:
-        for _ in range(3):  # a token looked up, and refused: each request reads the database
-            communicator = HttpCommunicator(
-                application,
-                "GET",
-                "/api/me",
-                headers=[(b"host", b"localhost"), (b"authorization", b"Token nope")],
-            )
-            response = await communicator.get_response()
-            await communicator.wait()
-            assert response["status"] == 401
+        with connections_opened() as opened:
+            for _ in range(3):  # a token looked up, and refused: each request reads the database
+                communicator = HttpCommunicator(
+                    application,
+                    "GET",
+                    "/api/me",
+                    headers=[(b"host", b"localhost"), (b"authorization", b"Token nope")],
+                )
+                response = await communicator.get_response()
+                await communicator.wait()
+                assert response["status"] == 401
     finally:
-        connection_created.disconnect(spy)
         slots = application.application_mapping["http"].slots()
         for thread in slots.idle:  # the test database must not be held open after the test
             await asyncio.wrap_future(thread.submit(connections.close_all))
