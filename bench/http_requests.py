@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ws_moves import (  # noqa: E402
+    VARIANT,
     Clocks,
     check_stores,
     make_users,
@@ -42,7 +43,13 @@ from ws_moves import (  # noqa: E402
     start_server,
 )
 
-ENDPOINTS = ("me", "game", "move", "variants")
+# Each kind of request the bench sends (--endpoints), and its row's name in the table.
+ENDPOINTS = {
+    "me": "GET /api/me",
+    "game": "GET /api/games/{id}",
+    "move": "POST /api/games/{id}/moves",
+    "variants": "GET /api/variants",
+}
 
 
 class Client:
@@ -57,7 +64,7 @@ class Client:
 
     def new_game(self) -> None:
         deal = self.rng.randrange(1, 1_000_000)
-        self.game = self.call("POST", "/api/games", {"variant": "spanish", "deal": deal})
+        self.game = self.call("POST", "/api/games", {"variant": VARIANT, "deal": deal})
         self.game_id = self.game["id"]
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
@@ -112,7 +119,7 @@ def main() -> None:
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
     parser.add_argument("--clients", nargs="+", type=int, default=[1, 16])
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--endpoints", nargs="+", default=list(ENDPOINTS), choices=ENDPOINTS)
+    parser.add_argument("--endpoints", nargs="+", default=list(ENDPOINTS), choices=list(ENDPOINTS))
     args = parser.parse_args()
     check_stores(args.backends)
     rows = []
@@ -150,17 +157,11 @@ def main() -> None:
         "| backend | clients | request | requests/s | p50 ms | p99 ms | server CPU ms / request |"
     )
     print("|---|---|---|---|---|---|---|")
-    names = {
-        "me": "GET /api/me",
-        "game": "GET /api/games/{id}",
-        "move": "POST /api/games/{id}/moves",
-        "variants": "GET /api/variants",
-    }
     for backend, n, endpoint, rate, p50, p99, cpu in rows:
         cells = (
             backend,
             n,
-            names[endpoint],
+            ENDPOINTS[endpoint],
             f"{rate:.0f}",
             f"{p50:.2f}",
             f"{p99:.2f}",
