@@ -1,5 +1,6 @@
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -28,6 +29,16 @@ API_DOCS_POLICY = (
 )
 
 
+# The client's modules but app.js, which imports them: the page names them all as it loads, so
+# the browser fetches them at once with app.js, not a level of imports per round trip (app.js,
+# then game.js and the others, then cards.js and socket.js). Read from the app's own folder.
+CLIENT_MODULES = sorted(
+    f"web/{path.name}"
+    for path in (Path(__file__).resolve().parent / "static" / "web").glob("*.js")
+    if path.name != "app.js"
+)
+
+
 def with_csp(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Send the client's Content-Security-Policy with the page. Its sockets are named by
     scheme and host: browsers older than CSP 3 do not count ws: as 'self'."""
@@ -47,7 +58,7 @@ def with_csp(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 @ensure_csrf_cookie
 def index(request: HttpRequest) -> HttpResponse:
     """The single-page browser client; it talks to the server only through the public API."""
-    return render(request, "web/index.html")
+    return render(request, "web/index.html", {"modules": CLIENT_MODULES})
 
 
 @csrf_exempt  # any method: a POST was refused by the CSRF check first, with its own 403 page
