@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 PASSWORD = "correct-horse-9-battery"
@@ -15,6 +17,17 @@ GAME = "[data-testid=game]"
 # Screenshots are for a person to look at, and cost the shared cores a sixth of the browser
 # tests' time (some 36 s of 227 s on a 2-core Xeon): taken only when asked for.
 SHOTS = os.environ.get("E2E_SHOTS", "") not in ("", "0")
+# Who is signed in, as the page's header shows it (the text as `to_have_text` reads it).
+SIGNED_IN_JS = """(name) => { const who = document.querySelector('[data-testid=whoami]');
+  return !!who && who.textContent.replace(/\\s+/g, ' ').trim() === name; }"""
+# A game's table is live: its socket open and the state sent on connect drawn.
+LIVE_JS = """(game) => { const g = document.querySelector(game);
+  const conn = g && g.querySelector('[data-testid=conn]');
+  return !!conn && conn.dataset.state === 'open' && g.dataset.synced === '1'; }"""
+# What the page shows of a game's connection, said when it does not go live.
+CONN_JS = """(game) => { const g = document.querySelector(game);
+  const conn = g && g.querySelector('[data-testid=conn]');
+  return g ? {state: conn && conn.dataset.state, synced: g.dataset.synced} : 'no such game'; }"""
 
 
 def shot(page: Page, name: str, full_page: bool = True) -> None:
@@ -28,6 +41,22 @@ def shot(page: Page, name: str, full_page: bool = True) -> None:
     page.screenshot(path=str(path), full_page=full_page, animations="disabled")
 
 
+def wait_for(page: Page, condition: str, arg: object, failure: Callable[[], str]) -> None:
+    """Wait until `condition(arg)` holds on the page, checked at every frame. Playwright's
+    `expect` checks at 0, 20, 70, 170, 270, 770 ms and then every half second, so a page that
+    got there in 280 ms was seen at 770: the steps every test takes (signed in, a game live)
+    waited a tenth of the browser tests' time for nothing."""
+    try:
+        page.wait_for_function(condition, arg=arg)
+    except PlaywrightTimeoutError:
+        raise AssertionError(failure()) from None
+
+
+def wait_signed_in(page: Page, username: str) -> None:
+    shown = page.get_by_test_id("whoami").all_text_contents
+    wait_for(page, SIGNED_IN_JS, username, lambda: f"not signed in as {username}: {shown()}")
+
+
 def sign_up(page: Page, username: str) -> None:
     """Create an account through the page's own form (register, then session login)."""
     page.goto("/")
@@ -36,7 +65,7 @@ def sign_up(page: Page, username: str) -> None:
     page.get_by_test_id("auth-username").fill(username)
     page.get_by_test_id("auth-password").fill(PASSWORD)
     page.get_by_test_id("auth-submit").click()
-    expect(page.get_by_test_id("whoami")).to_have_text(username)
+    wait_signed_in(page, username)
 
 
 def sign_in(page: Page, username: str, path: str = "/") -> None:
@@ -44,7 +73,7 @@ def sign_in(page: Page, username: str, path: str = "/") -> None:
     page.get_by_test_id("auth-username").fill(username)
     page.get_by_test_id("auth-password").fill(PASSWORD)
     page.get_by_test_id("auth-submit").click()
-    expect(page.get_by_test_id("whoami")).to_have_text(username)
+    wait_signed_in(page, username)
 
 
 def log_in(page: Page, username: str, path: str = "/") -> None:
@@ -55,15 +84,14 @@ def log_in(page: Page, username: str, path: str = "/") -> None:
     )
     assert response.ok, response.text()
     page.goto(path)
-    expect(page.get_by_test_id("whoami")).to_have_text(username)
+    wait_signed_in(page, username)
 
 
 def wait_live(page: Page, gid: int | None = None) -> None:
     """The game (game `gid`, if given) is on screen, its socket is connected and the state the
     server sends on connect has been drawn (so the table is not redrawn under a drag)."""
-    game = page.locator(GAME if gid is None else f"{GAME}[data-game-id='{gid}']")
-    expect(game.get_by_test_id("conn")).to_have_attribute("data-state", "open")
-    expect(game).to_have_attribute("data-synced", "1")
+    game = GAME if gid is None else f"{GAME}[data-game-id='{gid}']"
+    wait_for(page, LIVE_JS, game, lambda: f"{game} is not live: {page.evaluate(CONN_JS, game)}")
 
 
 def open_game(page: Page, gid: int) -> None:
