@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The headless shell first: the browser's own Blink and V8 without its windowing and profile
 # machinery (what Playwright itself runs headless). On a 2-core Xeon a new page and context cost
 # Chromium 0.05 s of CPU against 0.65 s in the full browser, and a first load of the lobby
-# 0.2 s against 0.6 s: the browser tests' Chromium CPU fell from 170 s to 57 s, their time
+# 0.16 s against 0.6 s: the browser tests' Chromium CPU fell from 178 s to 60 s, their time
 # from 152 s to 102 s (docs/performance.md, "Session 62").
 CHROMIUMS = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
 CHROMIUM = os.environ.get("E2E_CHROMIUM") or next(

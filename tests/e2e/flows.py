@@ -45,7 +45,7 @@ def wait_for(page: Page, condition: str, arg: object, failure: Callable[[], str]
     """Wait until `condition(arg)` holds on the page, checked at every frame. Playwright's
     `expect` checks at 0, 20, 70, 170, 270, 770 ms and then every half second, so a page that
     got there in 280 ms was seen at 770: the steps every test takes (signed in, a game live)
-    waited a tenth of the browser tests' time for nothing."""
+    waited some 6-12 % of the browser tests' time for nothing."""
     try:
         page.wait_for_function(condition, arg=arg)
     except PlaywrightTimeoutError:
