@@ -20,14 +20,14 @@ SHOTS = os.environ.get("E2E_SHOTS", "") not in ("", "0")
 # Who is signed in, as the page's header shows it (the text as `to_have_text` reads it).
 SIGNED_IN_JS = """(name) => { const who = document.querySelector('[data-testid=whoami]');
   return !!who && who.textContent.replace(/\\s+/g, ' ').trim() === name; }"""
-# A game's table is live: its socket open and the state sent on connect drawn.
-LIVE_JS = """(game) => { const g = document.querySelector(game);
-  const conn = g && g.querySelector('[data-testid=conn]');
-  return !!conn && conn.dataset.state === 'open' && g.dataset.synced === '1'; }"""
-# What the page shows of a game's connection, said when it does not go live.
+# What the page shows of a game's connection: its socket's state and whether the state sent
+# on connect is drawn.
 CONN_JS = """(game) => { const g = document.querySelector(game);
   const conn = g && g.querySelector('[data-testid=conn]');
   return g ? {state: conn && conn.dataset.state, synced: g.dataset.synced} : 'no such game'; }"""
+# A game's table is live: its socket open and the state sent on connect drawn.
+LIVE_JS = f"""(game) => {{ const shown = ({CONN_JS})(game);
+  return shown.state === 'open' && shown.synced === '1'; }}"""
 
 
 def shot(page: Page, name: str, full_page: bool = True) -> None:
