@@ -74,7 +74,11 @@ class OriginCheck:
     port or scheme of an allowed host, or on any host where ALLOWED_HOSTS is `*`, open a socket
     with its visitor's cookie. A handshake with no Origin header comes from a non-browser
     client, which cannot be tricked into sending someone else's cookie; its auth is checked
-    anyway.
+    anyway. Nor is the Origin of a handshake that carries an Authorization header checked: a
+    browser page cannot set that header on a WebSocket, and with it the cookie is not read
+    (SessionOrTokenAuth), so nothing rides on a visitor's sign-in. A client that sends its
+    token from anywhere is let in, as REST lets in a token request from any Origin (a token
+    request gets no CSRF check).
     """
 
     def __init__(self, inner):  # noqa: ANN001
@@ -83,8 +87,11 @@ class OriginCheck:
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
         host = scope_header(scope, b"host")
         origin = scope_header(scope, b"origin")
+        cookie_may_sign_in = scope_header(scope, b"authorization") is None
         if (host is not None and not host_allowed(host)) or (
-            origin is not None and not origin_allowed(origin, host, secure_handshake(scope))
+            cookie_may_sign_in
+            and origin is not None
+            and not origin_allowed(origin, host, secure_handshake(scope))
         ):
             return await WebsocketDenier()(scope, receive, send)
         return await self.inner(scope, receive, send)

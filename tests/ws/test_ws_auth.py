@@ -299,14 +299,41 @@ async def test_a_user_deactivated_while_a_browser_socket_opens_is_refused(user, 
     assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
 
 
-async def test_cross_site_origin_is_denied(user):  # noqa: ANN001
+async def test_cross_site_origin_is_denied_to_a_cookie(user):  # noqa: ANN001
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    client = Client()
+    await sync_to_async(client.force_login)(user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    comm = communicator(
+        "/ws/echo", [(b"cookie", cookie.encode()), (b"origin", b"https://evil.example")]
+    )
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+async def test_a_token_is_let_in_from_any_origin_as_over_rest(user):  # noqa: ANN001
+    """A browser cannot set Authorization on a WebSocket, and with it the cookie is not read:
+    a client that names an Origin of its own (some libraries always do) still signs in."""
     key = await _token(user)
     comm = communicator(
         "/ws/echo",
         [(b"authorization", f"Token {key}".encode()), (b"origin", b"https://evil.example")],
     )
-    connected, _ = await comm.connect()
-    assert not connected
+    assert (await comm.connect())[0]
+    await comm.send_to(text_data='{"hello": 1}')
+    assert await comm.receive_from(WAIT) == '{"hello": 1}'
+    await comm.disconnect()
+
+
+async def test_a_wrong_token_from_another_origin_is_still_refused(user):  # noqa: ANN001
+    comm = communicator(
+        "/ws/echo",
+        [(b"authorization", b"Token nope"), (b"origin", b"https://evil.example")],
+    )
+    assert (await comm.connect())[0]
+    assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
 
 
 async def _token(user) -> str:  # noqa: ANN001
