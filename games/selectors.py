@@ -275,8 +275,11 @@ def daily_entry(
 
 
 def can_view(game: Game, user: User) -> bool:
-    """Another player's game on today's deal would show its stock as they draw: it is hidden
-    from a user until their own ranked attempt of that challenge is over (or the day is)."""
+    """Any signed-in user may watch any game (PROTOCOL.md). With WATCH_AFTER_OWN_ATTEMPT,
+    another player's game on today's deal, which shows its stock as they draw, is hidden from
+    a user until their own ranked attempt of that challenge is over (or the day is)."""
+    if not settings.WATCH_AFTER_OWN_ATTEMPT:
+        return True
     if game.owner_id == user.id or game.daily_id is None:
         return True
     if clock.today() > game.daily.date:
@@ -350,7 +353,10 @@ def live_games(user: User, limit: int = 50) -> list[dict]:
             "pk", flat=True
         )
     )
-    done_dailies = finished_attempts(user).filter(daily__date=today).values("daily_id")
+    if settings.WATCH_AFTER_OWN_ATTEMPT:
+        open_dailies = finished_attempts(user).filter(daily__date=today).values("daily_id")
+    else:
+        open_dailies = DailyChallenge.objects.filter(date=today).values("pk")
     past_dailies = DailyChallenge.objects.filter(date__lt=today).values("pk")
     qs = (
         Game.objects.filter(pk__in=candidates, status=Game.Status.PLAYING)
@@ -359,7 +365,7 @@ def live_games(user: User, limit: int = 50) -> list[dict]:
             Q(daily__isnull=True)
             # A past day's deal is public, but its ranked attempts closed with the day.
             | Q(daily_id__in=past_dailies, ranked=False)
-            | Q(daily_id__in=done_dailies)
+            | Q(daily_id__in=open_dailies)
         )
         .annotate(active_at=Coalesce("last_move_at", "started_at"))
         .filter(

@@ -34,7 +34,7 @@ class ErrorSerializer(serializers.Serializer):
 BAD_TOKEN = ("authentication_failed",)
 # Any endpoint behind a token or session: no credentials, or a wrong token.
 SIGNED_IN = ("not_authenticated", *BAD_TOKEN)
-# A game by id: missing, or today's ranked attempt of someone else (not watchable yet).
+# A game by id: missing, or (with WATCH_AFTER_OWN_ATTEMPT) someone else's on today's deal.
 GAME_READ = (*SIGNED_IN, "forbidden", "not_found")
 # A write to a game: a malformed body, a refused move, a stale version, a finished game.
 GAME_WRITE = (*GAME_READ, "invalid", "illegal_move", "stale_version", "game_over")

@@ -68,6 +68,11 @@ DAILY_CERTIFY_RETRY_SECONDS = env_whole("DAILY_CERTIFY_RETRY_SECONDS", 300)
 # Whether a server process certifies today's challenges as it starts (games.day_end.watch), so
 # its first visitor does not wait for them; off in the tests' servers.
 DAILY_PREPARE_AT_START = env_bool("DAILY_PREPARE_AT_START", True)
+# Whether another player's game on today's deal may be watched only once your own ranked
+# attempt at that challenge is over (games.selectors.can_view). PROTOCOL.md lets any signed-in
+# user watch any game, so it is off; a competition that would rather nobody learn a deal's stock
+# by watching may turn it on (a second account still could, by playing the deal itself).
+WATCH_AFTER_OWN_ATTEMPT = env_bool("WATCH_AFTER_OWN_ATTEMPT", False)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

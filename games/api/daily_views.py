@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -71,7 +72,13 @@ class DailyListView(ApiView):
         challenges = daily.ensure_day(today)
         attempts = daily.ranked_attempts(user, challenges) if user.is_authenticated else {}
         entries = selectors.daily_entries(challenges, attempts)
-        return Response({"date": today.isoformat(), "challenges": entries})
+        return Response(
+            {
+                "date": today.isoformat(),
+                "challenges": entries,
+                "watch_after_own_attempt": settings.WATCH_AFTER_OWN_ATTEMPT,
+            }
+        )
 
 
 class DailyPlayView(ApiView):

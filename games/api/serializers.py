@@ -158,6 +158,11 @@ class ChallengeSerializer(serializers.Serializer):
 class DailyListSerializer(serializers.Serializer):
     date = serializers.DateField()
     challenges = ChallengeSerializer(many=True)
+    watch_after_own_attempt = serializers.BooleanField(
+        help_text="Whether this server hides another player's game on today's deal from you "
+        "until your own ranked attempt at that challenge is over (403 `forbidden` before). "
+        "Off by default: any signed-in user may watch any game."
+    )
 
 
 class EntrySerializer(AttemptResultSerializer):

@@ -222,13 +222,35 @@ def test_bad_daily_requests(api, path, status, code):  # noqa: ANN001
     assert res.status_code == status and res.json()["code"] == code
 
 
-def test_another_users_ranked_attempt_cannot_be_played(api, other_api):  # noqa: ANN001
+def test_another_users_ranked_attempt_cannot_be_played_but_may_be_watched(api, other_api):  # noqa: ANN001
     game = play(api).json()
     move = game["state"]["legal_moves"][0]
     res = other_api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
     assert res.status_code == 403 and res.json()["code"] == "forbidden"
-    # Nor watched before the watcher's own attempt is over: it would show the deal as played.
-    assert other_api.get(f"/api/games/{game['id']}").status_code == 403
+    # PROTOCOL.md: other signed-in users may watch, read only; the deal number stays hidden.
+    watched = other_api.get(f"/api/games/{game['id']}")
+    assert watched.status_code == 200 and watched.json()["deal"] is None
+    assert watched.json()["state"] == game["state"]
+    assert other_api.get(f"/api/games/{game['id']}/moves").status_code == 200
+    assert api.get("/api/daily").json()["watch_after_own_attempt"] is False
+
+
+def test_a_server_may_hide_todays_games_until_the_watchers_own_attempt_is_over(
+    api, other_api, settings
+):  # noqa: ANN001
+    """WATCH_AFTER_OWN_ATTEMPT: a game on today's deal shows the deal as played (a Countess
+    stock as it is drawn), so such a server opens it only to players done with theirs."""
+    settings.WATCH_AFTER_OWN_ATTEMPT = True
+    assert api.get("/api/daily").json()["watch_after_own_attempt"] is True
+    game = play(api).json()
+    for path in ("", "/moves"):
+        res = other_api.get(f"/api/games/{game['id']}{path}")
+        assert res.status_code == 403 and res.json()["code"] == "forbidden"
+    other_api.post(f"/api/games/{play(other_api).json()['id']}/resign")
+    assert other_api.get(f"/api/games/{game['id']}").status_code == 200
+    # A practice game is open to all, and a past day's games once the day is over.
+    practice = api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    assert other_api.get(f"/api/games/{practice}").status_code == 200
 
 
 def test_no_hints_in_a_ranked_attempt(api):  # noqa: ANN001
@@ -356,7 +378,27 @@ def test_win_with_the_stored_line_ranks_first(api, other_api):  # noqa: ANN001
     assert alltime["entries"][0]["wins"] == 1 and alltime["entries"][0]["best_par_ratio"] == 1.0
 
 
-def test_live_games_lists_only_games_open_to_watch_and_to_play(api, other_api, move_clock):  # noqa: ANN001
+def test_live_games_lists_every_other_players_game_in_play(api, other_api, move_clock):  # noqa: ANN001
+    def live() -> set[int]:
+        return {g["id"] for g in api.get("/api/games/live").json()}
+
+    practice = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    ranked = play(other_api).json()["id"]
+    mine = api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    over = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
+    other_api.post(f"/api/games/{over}/resign")
+    assert live() == {practice, ranked}
+    assert api.get(f"/api/games/{ranked}").status_code == 200  # the link works
+    # The next day the attempt is closed (it counts as it stands): no longer live.
+    move_clock(1)
+    assert live() == {practice} and mine not in live()
+
+
+def test_live_games_list_only_games_open_to_watch_where_todays_wait_for_your_attempt(
+    api, other_api, move_clock, settings
+):  # noqa: ANN001
+    settings.WATCH_AFTER_OWN_ATTEMPT = True
+
     def live() -> set[int]:
         return {g["id"] for g in api.get("/api/games/live").json()}
 

@@ -75,7 +75,16 @@ def test_a_resigned_game_ends_its_replay_resigned(api) -> None:  # noqa: ANN001
     assert positions[-2]["state"] == seen[-2]
 
 
-def test_todays_ranked_attempt_is_replayed_only_as_it_may_be_watched(api, other_api) -> None:  # noqa: ANN001
+def test_todays_ranked_attempt_is_replayed_as_it_may_be_watched(api, other_api) -> None:  # noqa: ANN001
+    day = clock.today().isoformat()
+    game = api.post(f"/api/daily/{day}/portuguese/play").json()
+    assert other_api.get(f"/api/games/{game['id']}/positions").status_code == 200
+
+
+def test_todays_ranked_attempt_is_replayed_only_as_it_may_be_watched_when_hidden(
+    api, other_api, settings
+) -> None:  # noqa: ANN001
+    settings.WATCH_AFTER_OWN_ATTEMPT = True
     day = clock.today().isoformat()
     game = api.post(f"/api/daily/{day}/portuguese/play").json()
     res = other_api.get(f"/api/games/{game['id']}/positions")

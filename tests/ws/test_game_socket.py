@@ -54,6 +54,28 @@ async def test_move_gets_ack_then_state_and_watcher_sees_it(user, other_user):  
     await watcher.disconnect()
 
 
+async def test_another_player_watches_todays_ranked_attempt_as_it_is_played(user, other_user):  # noqa: ANN001
+    """PROTOCOL.md: other signed-in users may watch, read only, a daily attempt as any game;
+    the watcher has no attempt of its own at that challenge, and sees what the owner sees."""
+    from games import clock
+    from tests.conftest import client_for
+
+    date = clock.today().isoformat()
+    api = client_for(user)
+    game = (await database_sync_to_async(api.post)(f"/api/daily/{date}/countess/play")).json()
+    owner = await connect(f"/ws/games/{game['id']}", user)
+    watcher = await connect(f"/ws/games/{game['id']}", other_user)
+    first = await recv(owner)
+    assert await recv(watcher) == first
+    await send(watcher, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": "w"})
+    assert (await recv(watcher))["d"]["code"] == "forbidden"
+    await send(owner, "move", {"move": first["d"]["legal_moves"][0], "v": 0, "id": "m"})
+    state = await recv_until(owner, "state")
+    assert await recv_until(watcher, "state") == state
+    await owner.disconnect()
+    await watcher.disconnect()
+
+
 async def test_on_a_server_offering_send_many_the_ack_and_state_go_in_one_message(user):  # noqa: ANN001
     """server.daphne_server offers the extension in the scope; it reaches the consumer through
     the middleware and router, and a move's two frames go to the server as one message."""
@@ -519,10 +541,14 @@ async def test_rest_move_reaches_the_socket(user):  # noqa: ANN001
     await comm.disconnect()
 
 
-async def test_a_socket_refused_at_connect_hears_none_of_the_games_moves(user, other_user):  # noqa: ANN001
+async def test_a_socket_refused_at_connect_hears_none_of_the_games_moves(
+    user, other_user, settings
+):  # noqa: ANN001
     """A game socket joins its group before it loads (so no move falls between the two); one
-    refused there, here a watcher of a ranked attempt still running, must not hear a frame.
-    Once its own attempt has ended, a `sync` opens the game to it."""
+    refused there, here a watcher of a ranked attempt still running on a server that hides
+    those (WATCH_AFTER_OWN_ATTEMPT), must not hear a frame. Once its own attempt has ended, a
+    `sync` opens the game to it."""
+    settings.WATCH_AFTER_OWN_ATTEMPT = True
     from games import clock
     from tests.conftest import client_for
 

@@ -25,6 +25,7 @@ import { formatSeconds, h, modal, plural, statusText, toast, variantName } from 
 const app = {
   me: null,
   today: null, // the server's UTC date, from GET /api/daily
+  watchAfterAttempt: false, // whether today's games open to watch only after your attempt (idem)
   variants: null,
   view: null, // {destroy()}
   after: "#/", // where to go after signing in
@@ -41,6 +42,14 @@ async function variants() {
 
 async function variantInfo(id) {
   return (await variants()).find((v) => v.id === id);
+}
+
+// What every GET /api/daily tells beside the challenges: the server's date, and its rule on
+// watching today's games.
+function learnDay(daily) {
+  app.today = daily.date;
+  app.watchAfterAttempt = !!daily.watch_after_own_attempt;
+  return daily;
 }
 
 async function loadMe() {
@@ -350,8 +359,7 @@ async function lobbyView(token) {
   };
   const loadDaily = async () => {
     try {
-      const daily = await get("/api/daily");
-      app.today = daily.date;
+      const daily = learnDay(await get("/api/daily"));
       dateEl.textContent = daily.date;
       dailyBox.replaceChildren(...daily.challenges.map((c) => {
         const v = vs.find((x) => x.id === c.variant) || { name: c.name, summary: "" };
@@ -475,7 +483,7 @@ async function allTimeView(variantId, token) {
   const root = h("div", {});
   // Today's board, whose changes the page follows (the lobby's date may be a day old); the
   // board itself does not wait for it.
-  const today = get("/api/daily").then((d) => (app.today = d.date), () => null);
+  const today = get("/api/daily").then((d) => learnDay(d).date, () => null);
   const view = await renderAllTime(root, variantId || vs[0].id, Math.max(1, Math.floor(page)), { variants: vs, me: app.me, today });
   if (route.token === token) setView(view, root);
   else view.destroy(); // the reader went on meanwhile
@@ -607,7 +615,7 @@ function mountGame(game, variant, { readOnly = false, extra = [], onFinished = n
   });
   if (aside) {
     board = new Leaderboard(aside, {
-      date: game.daily.date, variant: game.variant, me: app.me, today: app.today,
+      date: game.daily.date, variant: game.variant, me: app.me, today: app.today, watchAfterAttempt: app.watchAfterAttempt,
       onMine: (mine) => view.rankChanged(mine && mine.rank),
     });
   }
@@ -644,8 +652,7 @@ async function replayView(id, token) {
 async function dailyView(variantId, token) {
   const variant = await variantInfo(variantId);
   if (!variant) throw new ApiError(404, "unknown_variant", `Unknown game '${variantId}'.`);
-  const daily = await get("/api/daily");
-  app.today = daily.date;
+  const daily = learnDay(await get("/api/daily"));
   if (route.token !== token) return;
   const challenge = daily.challenges.find((c) => c.variant === variantId);
   // Left out of the list while its certification has lately failed (503 on its own URLs).
@@ -721,7 +728,7 @@ async function dailyView(variantId, token) {
       h("h3", {}, `The rules of ${variant.name}`),
       h("ul", { class: "rules", "data-testid": "variant-rules" }, variant.rules.map((r) => h("li", {}, r)))),
     aside));
-  const board = new Leaderboard(aside, { date, variant: variantId, me: app.me, today: daily.date });
+  const board = new Leaderboard(aside, { date, variant: variantId, me: app.me, today: daily.date, watchAfterAttempt: app.watchAfterAttempt });
   app.view = { destroy: () => board.destroy() };
 }
 

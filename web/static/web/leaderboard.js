@@ -20,11 +20,12 @@ export function showBoardConn(el, status, info) {
 }
 
 export class Leaderboard {
-  constructor(root, { date, variant, me, today = null, title = "Leaderboard", onMine = null }) {
+  constructor(root, { date, variant, me, today = null, watchAfterAttempt = false, title = "Leaderboard", onMine = null }) {
     this.root = root;
     this.onMine = onMine || (() => {}); // told of the signed-in player's own entry as it changes
     this.date = date;
     this.today = today;
+    this.watchAfterAttempt = watchAfterAttempt;
     this.variant = variant;
     this.me = me;
     this.entries = [];
@@ -115,8 +116,10 @@ export class Leaderboard {
     this.renderMine();
   }
 
-  // Today's games are open to watch once your own attempt is over (they show the deal).
+  // Anyone may watch any game, unless the server hides today's games until your own attempt
+  // is over (GET /api/daily says so: they show the deal as played).
   canWatch() {
+    if (!this.watchAfterAttempt) return true;
     if (this.today && this.date < this.today) return true;
     return !!this.mine && this.mine.status !== "playing";
   }
