@@ -868,6 +868,31 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
     shot(page, f"14-daily-intro-{viewport_name}")
 
 
+def test_a_daily_game_beside_its_board_keeps_its_top_row_whole(open_page, server: Server) -> None:
+    """Beside the leaderboard a game's column is a fraction of a pixel wide (655.56px in a
+    1024px window), and a top row planned for the width rounded up wrapped Countess's fourth
+    foundation onto a line of its own; on a 320px phone the board under the game stuck out."""
+    name, token = server.register()
+    day = server.request("GET", "/api/daily", token=token)["date"]
+    game = server.request("POST", f"/api/daily/{day}/countess/play", {}, token)
+    page = open_page({"width": 1024, "height": 768})
+    log_in_to_game(page, name, game["id"])
+    for width in (1024, 1000):
+        page.set_viewport_size({"width": width, "height": 768})
+        top = page.evaluate(TOP_ROW_JS)
+        lines = page.evaluate(
+            """() => new Set([...document.querySelectorAll('[data-testid=table] .top .pile')]
+                 .map((p) => Math.round(p.getBoundingClientRect().top))).size"""
+        )
+        assert (lines, top["outside"]) == (1, 0), f"at {width}px: {lines} lines, {top}"
+    page.set_viewport_size({"width": 320, "height": 568})
+    for path in (f"/#/play/{game['id']}", "/#/daily/countess"):
+        page.goto(path)
+        expect(page.get_by_test_id("leaderboard")).to_be_visible()
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{path} is {overflow}px wider than a 320px screen"
+
+
 @pytest.mark.parametrize("viewport", [{"width": 844, "height": 390}, {"width": 667, "height": 375}])
 def test_a_phone_held_sideways_shows_a_deal_on_one_screen(
     open_page, server: Server, viewport: dict

@@ -52,6 +52,12 @@ function fannedHeight(colw, cards) {
   return colw * 1.4 + (cards - 1) * Math.floor(baseFan(colw));
 }
 // The height from an element's top to the bottom of the window (the page scrolled to its top).
+// An element's width, padding included (as clientWidth), rounded down: clientWidth rounds a
+// column beside the leaderboard (655.56px at 1024px) up to 656, and a top row planned for 656
+// wrapped its last foundation onto a line of its own (Countess from 1000 to 1024px wide).
+function widthOf(el) {
+  return Math.floor(el.getBoundingClientRect().width);
+}
 function heightBelow(el) {
   return window.innerHeight - (el.getBoundingClientRect().top + window.scrollY);
 }
@@ -186,7 +192,7 @@ export class Table {
   // cards that keep the longest pile on screen.
   layout() {
     const kept = this.placeBar(); // first: it sets the table's width
-    const width = this.root.clientWidth;
+    const width = widthOf(this.root);
     if (!width) return;
     const plan = kept || this.plan(width, heightBelow(this.root));
     const { gap, cols, colw, top, side } = plan;
@@ -334,13 +340,13 @@ export class Table {
       this.barScreen = null; // held sideways again, the place is chosen again
       return null;
     }
-    const screen = `${game.clientWidth}x${window.innerHeight}`;
+    const screen = `${widthOf(game)}x${window.innerHeight}`;
     if (this.state && this.barScreen === screen) {
-      const plan = this.plan(this.root.clientWidth, heightBelow(this.root));
+      const plan = this.plan(widthOf(this.root), heightBelow(this.root));
       if (plan.fits) return plan;
     }
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    const width = game.clientWidth - BAR_COLUMN_REM * rem;
+    const width = widthOf(game) - BAR_COLUMN_REM * rem;
     const avail = heightBelow(game);
     let beside = width >= rowWidth(this.variant.piles.tableau, ONE_ROW_SHORT, 4)
       && this.sideLayout(width, 4, avail, (c) => pileHeight(c, 1)) !== null;
@@ -350,7 +356,7 @@ export class Table {
       // title whole). Beside the bar, Portuguese Solitaire's fresh deal at 844 by 390 had
       // 48px cards, where the bar above left 53px ones, a long pile still on screen.
       game.classList.remove("bar-beside");
-      const above = this.plan(this.root.clientWidth, heightBelow(this.root));
+      const above = this.plan(widthOf(this.root), heightBelow(this.root));
       const here = this.plan(width, avail);
       beside = here.fits !== above.fits ? here.fits : here.colw >= above.colw;
     }
