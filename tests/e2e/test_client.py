@@ -2105,6 +2105,28 @@ def test_a_face_down_stocks_deal_shows_in_the_heading_once_its_game_is_over(
     expect(title).to_have_text(f"Countess · Deal {over['deal']}")
 
 
+def test_escape_during_a_drag_puts_the_card_back(open_page, server: Server) -> None:
+    """As Escape cancels a picked card, it cancels one held by the mouse: released over a
+    pile that would take it, it plays nothing."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "spanish", "deal": 3}, token)
+    page = open_page()
+    log_in_to_game(page, name, game["id"])
+    before = piles(page)
+    lift(page, top_card(page, "t6"))  # Spanish deal 3: t6-t0 is legal
+    expect(page.get_by_test_id("drag-layer")).to_have_count(1)
+    target = pile(page, "t0").bounding_box()
+    assert target
+    page.mouse.move(target["x"] + target["width"] / 2, target["y"] + 20, steps=4)
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("drag-layer")).to_have_count(0)
+    page.mouse.up()
+    expect(pile(page, "t0")).not_to_have_class(TARGET)
+    assert piles(page) == before and rest_game(server, game["id"], token)["v"] == 0
+    drag(page, top_card(page, "t6"), pile(page, "t0"))  # the next drag plays as ever
+    wait_version(page, 1)
+
+
 def test_a_card_dragged_to_the_screens_edge_scrolls_to_a_pile_off_screen(
     open_page, server: Server
 ) -> None:

@@ -668,7 +668,13 @@ export class Table {
 
   cancel() {
     this.refused = null;
-    if (!this.picked) return false;
+    // Escape during a drag puts the held cards back: the release that follows plays nothing.
+    const dragged = Boolean(this.drag);
+    if (dragged) {
+      this.cancelDrag();
+      this.press = null;
+    }
+    if (!this.picked) return dragged;
     this.picked = null;
     this.highlight();
     return true;
