@@ -348,7 +348,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Solitaire Arena API",
     "DESCRIPTION": (
         "REST API of Solitaire Arena. Every error is JSON `{code, detail}`. "
-        "The WebSocket API is described in docs/websocket.md."
+        "The WebSocket API is described in docs/websocket.md, served at "
+        "[/api/docs/websocket](/api/docs/websocket)."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,

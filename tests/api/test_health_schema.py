@@ -87,6 +87,23 @@ def test_docs_page_runs_no_inline_script_under_its_policy(anon):  # noqa: ANN001
     assert "SwaggerUIBundle" in setup.content.decode() and "/api/schema" in setup.content.decode()
 
 
+def test_the_websocket_reference_is_served_where_the_schema_says(anon):  # noqa: ANN001
+    """PROTOCOL.md sends a client's author to docs/websocket.md, which the REST schema cannot
+    hold: the server serves the file it has, and the schema's description names the URL."""
+    from django.conf import settings
+
+    assert "/api/docs/websocket" in anon.get("/api/schema").json()["info"]["description"]
+    res = anon.get("/api/docs/websocket")
+    assert res.status_code == 200 and res["Content-Type"] == "text/markdown; charset=utf-8"
+    assert res.content == (settings.BASE_DIR / "docs" / "websocket.md").read_bytes()
+    assert b"## `/ws/leaderboards/{date}/{variant}`" in res.content
+    assert anon.head("/api/docs/websocket").status_code == 200
+    refused = anon.post("/api/docs/websocket")
+    assert (refused.status_code, refused.json()["code"]) == (405, "method_not_allowed")
+    assert refused["Allow"] == "GET, HEAD"
+    assert "/api/docs/websocket" not in anon.get("/api/schema").json()["paths"]
+
+
 def operation(schema: dict, method: str, path: str) -> dict:
     return schema["paths"][path][method]
 
