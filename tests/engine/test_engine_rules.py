@@ -218,9 +218,11 @@ def test_P1_portuguese_layout() -> None:
 
 
 def test_P2_portuguese_builds_down_any_suit_one_card_at_a_time() -> None:
-    s = pos("portuguese", {0: "9S", 1: "8S", 2: "8H", 3: "7D 6C", 4: "7C"})
+    s = pos("portuguese", {0: "9S", 1: "8S", 2: "8H", 3: "7D 6C", 4: "7C", 5: "8C"})
     assert {"t1-t0", "t2-t0", "t4-t2", "t4-t1"} <= set(s.legal_moves())
-    e = refused(s, "t3-t0:2")
+    # 7D 6C is a built sequence and 7D would go on 8C: only its being two cards refuses it.
+    assert not any(":" in m for m in s.legal_moves())
+    e = refused(s, "t3-t5:2")
     assert e.code == "illegal_move" and "P2" in e.message
     assert "P2" in refused(s, "t3-t0").message  # 6C on 9S
 
@@ -333,10 +335,12 @@ def test_K3_waste_top_to_tableau_or_foundation() -> None:
 
 
 def test_K4_top_tableau_card_to_tableau_or_foundation() -> None:
-    s = pos("countess", {0: "AD", 1: "9D 8C", 2: "9S"}, foundations={1: "7C"})
+    s = pos("countess", {0: "AD", 1: "9D 8C", 2: "9S", 3: "TS"}, foundations={1: "7C"})
     legal = s.legal_moves()
     assert {"t0-f0", "t0-f2", "t0-f3", "t1-f1", "t1-t2"} <= set(legal)
-    assert "K4" in refused(s, "t1-t2:2").message
+    # 9D 8C is built down and 9D would go on TS: only its being two cards refuses it.
+    assert not any(":" in m for m in legal)
+    assert "K4" in refused(s, "t1-t3:2").message
 
 
 def test_K5_empty_pile_never_refilled() -> None:
@@ -470,6 +474,12 @@ def test_F4_sequence_moves_limited_by_empty_cells() -> None:
     after = s.apply("t0-t3:3")
     assert after.to_dict()["tableau"][3] == ["JH", "TS", "9H", "8S"]
     assert after.to_dict()["tableau"][0] == ["3S"]
+    # 4 empty cells: up to 5 cards, however many tableau piles are empty too (8 here).
+    full = pos("chinese_freecell", {0: "3S QH JD TS 9H 8D 7S", 1: "KS", 2: "QS"})
+    legal = full.legal_moves()
+    assert "t0-t2:5" in legal and not any(m.endswith(":6") for m in legal)
+    assert "F4" in refused(full, "t0-t1:6").message  # QH … 7S onto KS: one card too many
+    assert full.apply("t0-t2:5").to_dict()["tableau"][2] == ["QS", "JD", "TS", "9H", "8D", "7S"]
     # One card is written without a count: ":1" is not a move (PROTOCOL.md), nor listed.
     one = pos("chinese_freecell", {0: "9H", 1: "TS"})
     assert "t0-t1" in one.legal_moves() and "t0-t1:1" not in one.legal_moves()

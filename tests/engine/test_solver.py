@@ -394,6 +394,28 @@ def test_proven_pars_match_a_brute_force_search(variant: str) -> None:
     assert checked >= 10
 
 
+def test_barricade_par_counts_a_stock_card_laid_on_a_pile_before_it_goes_home() -> None:
+    """The relaxed game's bound (`_pool_bound`) sent the stock's JS home at once and so never
+    counted it as a pile top: TD, which only a jack takes, and every diamond under it looked
+    out of reach, and the search proved this won endgame lost at 99. The real line lays JS on
+    QS, TD on it, and so on."""
+    from tests.engine.engine_helpers import pos
+
+    st = pos(
+        "barricade",
+        {1: "KS", 5: "KD KH", 8: "8D", 10: "7D", 11: "QS"},
+        foundations={0: "JH", 1: "KS", 2: "KH", 3: "KC", 4: "KC", 5: "TS", 6: "KD", 7: "6D"},
+        stock="JD 9D QD TD QH JS",
+    )
+    won = "t10-f7 t8-f7 stock-t11 stock-t1 stock-t11 stock-t5 stock-f7 t11-f7 stock-f7 t5-f7"
+    end = st
+    for move in (won + " t1-f0 t5-f0 t5-f7 t11-f5 t11-f5 t1-f5").split():
+        end = end.apply(move)
+    assert end.status == "won"
+    r = solve(st, time_limit=None, max_nodes=1_000_000)
+    assert (r.outcome, r.par, r.par_proven) == ("won", 104, True)
+
+
 # ---------------------------------------------------------------- the Portuguese dead-end rule
 def run_str(suit: str, lo: int, hi: int) -> str:
     """``run`` as a pile string, highest card first (at the bottom): "KS QS ... 4S"."""
