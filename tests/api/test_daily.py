@@ -146,7 +146,16 @@ def test_certified_winnable_deals_replay_to_a_win(db):  # noqa: ANN001
         assert state.status == "won"
 
 
-def test_daily_deal_depends_on_the_secret(settings):  # noqa: ANN001
+def test_W1_a_daily_deal_number_is_not_predictable_before_its_day_starts(api, settings):  # noqa: ANN001
+    """The number is an HMAC of the date under a server secret (so no one computes it), no
+    answer carries it before the day is over, and tomorrow's challenge is served to no one."""
+    tomorrow = (clock.today() + dt.timedelta(days=1)).isoformat()
+    for res in (
+        api.post(f"/api/daily/{tomorrow}/countess/play"),
+        api.get(f"/api/daily/{tomorrow}/countess/leaderboard"),
+    ):
+        assert (res.status_code, res.json()["code"]) == (404, "not_found")
+    assert play(api, "countess").json()["deal"] is None
     date = dt.date(2026, 1, 1)
     a = [daily.candidate_deal(date, "portuguese", i) for i in range(3)]
     assert a == [daily.candidate_deal(date, "portuguese", i) for i in range(3)]
