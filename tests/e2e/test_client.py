@@ -29,6 +29,7 @@ from tests.e2e.flows import (
     sign_up,
     tableau_moves,
     top_card,
+    wait_for,
     wait_live,
     wait_signed_in,
     wait_version,
@@ -877,14 +878,17 @@ def test_a_daily_game_beside_its_board_keeps_its_top_row_whole(open_page, server
     game = server.request("POST", f"/api/daily/{day}/countess/play", {}, token)
     page = open_page({"width": 1024, "height": 768})
     log_in_to_game(page, name, game["id"])
+    one_line = (
+        "() => { const top = ("
+        + TOP_ROW_JS
+        + """)();
+        const lines = new Set([...document.querySelectorAll('[data-testid=table] .top .pile')]
+          .map((p) => Math.round(p.getBoundingClientRect().top))).size;
+        return lines === 1 && top.outside === 0; }"""
+    )
     for width in (1024, 1000):
-        page.set_viewport_size({"width": width, "height": 768})
-        top = page.evaluate(TOP_ROW_JS)
-        lines = page.evaluate(
-            """() => new Set([...document.querySelectorAll('[data-testid=table] .top .pile')]
-                 .map((p) => Math.round(p.getBoundingClientRect().top))).size"""
-        )
-        assert (lines, top["outside"]) == (1, 0), f"at {width}px: {lines} lines, {top}"
+        page.set_viewport_size({"width": width, "height": 768})  # laid out again on resize
+        wait_for(page, one_line, None, lambda w=width: f"at {w}px: {page.evaluate(TOP_ROW_JS)}")
     page.set_viewport_size({"width": 320, "height": 568})
     for path in (f"/#/play/{game['id']}", "/#/daily/countess"):
         page.goto(path)
