@@ -860,6 +860,12 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
                      .filter(c => c.getBoundingClientRect().right > right + 1).length; }"""
     )
     assert sticking_out == 0, f"{sticking_out} leaderboard cells stick out of its panel"
+    row = page.locator(f"[data-testid=lb-row][data-username='{long_name}']")
+    name_box, status_box = (row.locator(sel).bounding_box() for sel in (".name", ".st"))
+    assert name_box and status_box
+    assert status_box["y"] < name_box["y"] + name_box["height"], (
+        f"the long name's status is on a line of its own: {name_box}, {status_box}"
+    )
     # A player who knows the rules starts without scrolling past them, on a phone too.
     start = page.get_by_test_id("start-daily").bounding_box()
     assert start and start["y"] + start["height"] <= page.viewport_size["height"], (

@@ -131,7 +131,7 @@ export class Leaderboard {
       : h("span", { class: "name", title: `${e.username}: finish your own attempt to watch the others` }, e.username);
     return h("tr", { class: isMe ? "me" : "", "data-testid": "lb-row", "data-username": e.username, "data-rank": e.rank },
       h("td", {}, String(e.rank)),
-      h("td", { class: "who" }, name, e.status && e.status !== "won" ? h("span", { class: `st st-${e.status}` }, ` ${statusText(e.status)}`) : h("span", { class: "st st-won" }, " \u2713")),
+      h("td", { class: "who" }, h("span", { class: "who-line" }, name, e.status && e.status !== "won" ? h("span", { class: `st st-${e.status}` }, ` ${statusText(e.status)}`) : h("span", { class: "st st-won" }, " \u2713"))),
       h("td", {}, e.foundation_cards ?? ""),
       h("td", {}, e.moves ?? ""),
       h("td", {}, formatSeconds(e.seconds)),
