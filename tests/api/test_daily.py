@@ -387,26 +387,13 @@ def test_win_with_the_stored_line_ranks_first(api, other_api):  # noqa: ANN001
     assert alltime["entries"][0]["wins"] == 1 and alltime["entries"][0]["best_par_ratio"] == 1.0
 
 
-def test_live_games_lists_every_other_players_game_in_play(api, other_api, move_clock):  # noqa: ANN001
-    def live() -> set[int]:
-        return {g["id"] for g in api.get("/api/games/live").json()}
-
-    practice = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
-    ranked = play(other_api).json()["id"]
-    mine = api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
-    over = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
-    other_api.post(f"/api/games/{over}/resign")
-    assert live() == {practice, ranked}
-    assert api.get(f"/api/games/{ranked}").status_code == 200  # the link works
-    # The next day the attempt is closed (it counts as it stands): no longer live.
-    move_clock(1)
-    assert live() == {practice} and mine not in live()
-
-
-def test_live_games_list_only_games_open_to_watch_where_todays_wait_for_your_attempt(
-    api, other_api, move_clock, settings
+@pytest.mark.parametrize("after_own_attempt", [False, True])
+def test_live_games_lists_other_players_games_in_play_that_one_may_watch(
+    api, other_api, move_clock, settings, after_own_attempt: bool
 ):  # noqa: ANN001
-    settings.WATCH_AFTER_OWN_ATTEMPT = True
+    """Any game in play by default (PROTOCOL.md: anyone signed in may watch); with
+    WATCH_AFTER_OWN_ATTEMPT, today's ranked attempt only once alice's own is over."""
+    settings.WATCH_AFTER_OWN_ATTEMPT = after_own_attempt
 
     def live() -> set[int]:
         return {g["id"] for g in api.get("/api/games/live").json()}
@@ -416,9 +403,9 @@ def test_live_games_list_only_games_open_to_watch_where_todays_wait_for_your_att
     mine = api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
     over = other_api.post("/api/games", {"variant": "countess"}, format="json").json()["id"]
     other_api.post(f"/api/games/{over}/resign")
-    # Today's ranked attempt shows the deal: hidden until alice's own attempt is over.
-    assert live() == {practice}
-    api.post(f"/api/games/{play(api).json()['id']}/resign")
+    if after_own_attempt:
+        assert live() == {practice}
+        api.post(f"/api/games/{play(api).json()['id']}/resign")
     assert live() == {practice, ranked}
     assert api.get(f"/api/games/{ranked}").status_code == 200  # the link works
     # The next day the attempt is closed (it counts as it stands): no longer live.
