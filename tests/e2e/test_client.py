@@ -2283,6 +2283,25 @@ def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> Non
     shot(phone, "25-replay-phone")
 
 
+def test_a_replay_on_a_phone_lines_its_top_row_up_with_the_tableau(
+    open_page, server: Server
+) -> None:
+    """The replay's controls leave the table less height than a game's page, so its cards are
+    smaller and the tableau narrower than the table, centred: the cells and foundations
+    above it start at its left edge as well, as on the game's page, not at the table's."""
+    name, token = server.register()
+    game = server.request("POST", "/api/games", {"variant": "chinese_freecell", "deal": 5}, token)
+    play_rest(server, game["id"], token, game["state"]["legal_moves"][:1])
+    page = open_page(PHONE)
+    log_in(page, name, f"/#/replay/{game['id']}")
+    expect(page.get_by_test_id("replay")).to_have_attribute("data-loaded", "1")
+    lefts = page.evaluate(
+        """() => ['c0', 'f0', 't0', 't6'].map(id => Math.round(
+             document.querySelector(`[data-testid=pile-${id}]`).getBoundingClientRect().left))"""
+    )
+    assert len(set(lefts)) == 1, f"c0, f0, t0 and t6 start at {lefts}"
+
+
 def test_a_long_replay_reads_only_the_pages_it_shows(open_page, server: Server) -> None:
     """450 versions: a position is shown from its own page (and the one before it, whose cards
     name the move), not after reading the game from the start, nor every page a dragged slider

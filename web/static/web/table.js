@@ -213,10 +213,14 @@ export class Table {
     this.root.classList.toggle("top-block", this.topBlock(top, side));
     this.root.style.setProperty("--fcols", String(fcols));
     this.root.style.setProperty("--topw", `${top.topw}px`);
-    // One row of piles narrower than the table (cards shrunk for a long pile): the top row
-    // takes the tableau's width, so that its ends line up with the tableau's columns.
+    // Piles narrower than the table (cards shrunk for a long pile, or for the height a
+    // replay's controls leave): the top row takes the tableau's width, so that its ends line
+    // up with the tableau's columns. Its lines, split in two (cells over foundations), each
+    // start at the tableau's left: a phone's Chinese FreeCell replay had them at the table's
+    // edge, 20 px left of the centred tableau.
     const tableauWidth = cols * colw + (cols - 1) * gap;
-    const aligned = !side && top.lines === 1 && cols === n && slots * (top.topw + gap) - gap <= tableauWidth;
+    const perLine = top.split ? Math.max(slots - p.foundations, p.foundations) : slots;
+    const aligned = !side && (top.lines === 1 || top.split) && perLine * (top.topw + gap) - gap <= tableauWidth;
     const topmax = top.balance || (aligned ? tableauWidth : 0);
     this.root.style.setProperty("--topmax", topmax ? `${topmax}px` : "none");
     this.root.style.setProperty("--cols", String(cols));
