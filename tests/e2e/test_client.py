@@ -860,11 +860,21 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
                      .filter(c => c.getBoundingClientRect().right > right + 1).length; }"""
     )
     assert sticking_out == 0, f"{sticking_out} leaderboard cells stick out of its panel"
-    row = page.locator(f"[data-testid=lb-row][data-username='{long_name}']")
-    name_box, status_box = (row.locator(sel).bounding_box() for sel in (".name", ".st"))
-    assert name_box and status_box
-    assert status_box["y"] < name_box["y"] + name_box["height"], (
-        f"the long name's status is on a line of its own: {name_box}, {status_box}"
+    # The status mark stays on the name's line (read in one go: the board may be drawn again
+    # meanwhile, as its socket brings a change).
+    boxes = """(user) => {
+        const row = document.querySelector(`[data-testid=lb-row][data-username='${user}']`);
+        const [name, st] = ['.name', '.st'].map((s) => row && row.querySelector(s));
+        return name && st ? [name.getBoundingClientRect().bottom, st.getBoundingClientRect().top]
+          : null; }"""
+    same_line = f"(user) => {{ const b = ({boxes})(user); return b !== null && b[1] < b[0]; }}"
+    wait_for(
+        page,
+        same_line,
+        long_name,
+        lambda: (
+            f"the long name's status is on a line of its own: {page.evaluate(boxes, long_name)}"
+        ),
     )
     # A player who knows the rules starts without scrolling past them, on a phone too.
     start = page.get_by_test_id("start-daily").bounding_box()
