@@ -906,11 +906,17 @@ def test_a_daily_game_beside_its_board_keeps_its_top_row_whole(open_page, server
         page.set_viewport_size({"width": width, "height": 768})  # laid out again on resize
         wait_for(page, one_line, None, lambda w=width: f"at {w}px: {page.evaluate(TOP_ROW_JS)}")
     page.set_viewport_size({"width": 320, "height": 568})
+    overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
     for path in (f"/#/play/{game['id']}", "/#/daily/countess"):
         page.goto(path)
         expect(page.get_by_test_id("leaderboard")).to_be_visible()
-        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 0, f"{path} is {overflow}px wider than a 320px screen"
+        # Checked at every frame until the page has laid itself out (the table, on resize).
+        wait_for(
+            page,
+            f"() => ({overflow})() <= 0",
+            None,
+            lambda p=path: f"{p} is {page.evaluate(overflow)}px wider than a 320px screen",
+        )
 
 
 @pytest.mark.parametrize("viewport", [{"width": 844, "height": 390}, {"width": 667, "height": 375}])
@@ -2305,11 +2311,15 @@ def test_a_replay_on_a_phone_lines_its_top_row_up_with_the_tableau(
     page = open_page(PHONE)
     log_in(page, name, f"/#/replay/{game['id']}")
     expect(page.get_by_test_id("replay")).to_have_attribute("data-loaded", "1")
-    lefts = page.evaluate(
-        """() => ['c0', 'f0', 't0', 't6'].map(id => Math.round(
+    lefts = """() => ['c0', 'f0', 't0', 't6'].map(id => Math.round(
              document.querySelector(`[data-testid=pile-${id}]`).getBoundingClientRect().left))"""
+    # Checked at every frame until the table has laid itself out for the replay's height.
+    wait_for(
+        page,
+        f"() => new Set(({lefts})()).size === 1",
+        None,
+        lambda: f"c0, f0, t0 and t6 start at {page.evaluate(lefts)}",
     )
-    assert len(set(lefts)) == 1, f"c0, f0, t0 and t6 start at {lefts}"
 
 
 def test_a_long_replay_reads_only_the_pages_it_shows(open_page, server: Server) -> None:
