@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from accounts import views as account_views
 from server.errors import handler404 as json_not_found
 from server.health import HealthView
-from server.websocket_docs import websocket_docs
+from server.websocket_docs import WebSocketDocsView
 from web.views import API_DOCS_POLICY
 
 
@@ -66,7 +66,7 @@ api_patterns = [
     path("health", HealthView.as_view(), name="health"),
     path("schema", SchemaView.as_view(), name="schema"),
     path("docs", DocsView.as_view(url_name="schema"), name="docs"),
-    path("docs/websocket", websocket_docs, name="websocket-docs"),
+    path("docs/websocket", WebSocketDocsView.as_view(), name="websocket-docs"),
     path("", include("games.api.urls")),
     # Anything else under /api/ is a JSON 404, with DEBUG on as well (Django's would be HTML),
     # for every method: a POST was refused by the CSRF check first, with its HTML 403 page.

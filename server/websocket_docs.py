@@ -6,10 +6,13 @@ it keeps beyond the contract: its limits, close codes and error details."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from django.views.decorators.csrf import csrf_exempt
+from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 
-from server.errors import handler404, json_error
+from server.api_view import ApiView
+from server.errors import AppError
 
 DOC = settings.BASE_DIR / "docs" / "websocket.md"
 
@@ -24,14 +27,15 @@ def _read() -> bytes | None:
 TEXT = _read()
 
 
-@csrf_exempt  # a write is refused as a JSON 405, not by the CSRF check's HTML 403
-def websocket_docs(request: HttpRequest) -> HttpResponse:
-    if request.method not in ("GET", "HEAD"):
-        response = json_error("method_not_allowed", f'Method "{request.method}" not allowed.')
-        response["Allow"] = "GET, HEAD"
-        return response
-    if TEXT is None:
-        return handler404(request, None)
-    response = HttpResponse(TEXT, content_type="text/markdown; charset=utf-8")
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+class WebSocketDocsView(ApiView):
+    """The file as it is, in markdown; any other method is a JSON 405 as on every API path."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+    http_method_names = ["get", "head"]
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> HttpResponse:
+        if TEXT is None:
+            raise AppError("not_found", "No such page.")
+        return HttpResponse(TEXT, content_type="text/markdown; charset=utf-8")

@@ -95,6 +95,7 @@ def test_the_websocket_reference_is_served_where_the_schema_says(anon):  # noqa:
     assert "/api/docs/websocket" in anon.get("/api/schema").json()["info"]["description"]
     res = anon.get("/api/docs/websocket")
     assert res.status_code == 200 and res["Content-Type"] == "text/markdown; charset=utf-8"
+    assert res["X-Content-Type-Options"] == "nosniff"  # SecurityMiddleware's, as every answer
     assert res.content == (settings.BASE_DIR / "docs" / "websocket.md").read_bytes()
     assert b"## `/ws/leaderboards/{date}/{variant}`" in res.content
     assert anon.head("/api/docs/websocket").status_code == 200
