@@ -373,8 +373,9 @@ class StackSolver:
             while sp < n:
                 c = ord(seq[sp])
                 r = c >> 2
-                if home[c] or (r < 13 and ever[r + 1]):
-                    if r < 13 and ever[r + 1]:
+                placeable = r < 13 and ever[r + 1]
+                if home[c] or placeable:
+                    if placeable:
                         # It may go on a pile, where it is a target for good, even if the
                         # relaxation sends it home: counted only when not home, a JS that the
                         # real game lays on a QS before TD goes on it left every lower diamond

@@ -51,13 +51,13 @@ function baseFan(colw) {
 function fannedHeight(colw, cards) {
   return colw * 1.4 + (cards - 1) * Math.floor(baseFan(colw));
 }
-// The height from an element's top to the bottom of the window (the page scrolled to its top).
 // An element's width, padding included (as clientWidth), rounded down: clientWidth rounds a
 // column beside the leaderboard (655.56px at 1024px) up to 656, and a top row planned for 656
 // wrapped its last foundation onto a line of its own (Countess from 1000 to 1024px wide).
 function widthOf(el) {
   return Math.floor(el.getBoundingClientRect().width);
 }
+// The height from an element's top to the bottom of the window (the page scrolled to its top).
 function heightBelow(el) {
   return window.innerHeight - (el.getBoundingClientRect().top + window.scrollY);
 }
