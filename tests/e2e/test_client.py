@@ -54,6 +54,8 @@ COVERED_CORNERS_JS = """() => [...document.querySelectorAll('[data-testid=table]
     return cards.slice(0, -1).filter((c, i) =>
       c.querySelector('.corner').getBoundingClientRect().bottom
         > cards[i + 1].getBoundingClientRect().top + 1); }).length"""
+# How far the page is wider than the window (px; 0 or less: no sideways scrolling).
+OVERFLOW_JS = "() => document.documentElement.scrollWidth - window.innerWidth"
 TOP_ROW_JS = """() => {
   const table = document.querySelector('[data-testid=table]').getBoundingClientRect();
   const piles = [...document.querySelectorAll('[data-testid=table] .top .pile')];
@@ -392,7 +394,7 @@ def test_a_daily_keeps_its_piles_in_one_row_beside_or_above_its_board(
     else:
         assert board["x"] >= table["x"] + table["width"], (table, board)  # beside it
     assert table["y"] + table["height"] <= height, table
-    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    overflow = page.evaluate(OVERFLOW_JS)
     assert overflow <= 0, overflow
     shot(page, f"15-daily-portuguese-{width}x{height}", full_page=False)
 
@@ -822,7 +824,7 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
         game = server.request("POST", "/api/games", {"variant": variant, "deal": 3}, token)
         open_game(page, game["id"])
         assert_table_matches(page, game["state"])
-        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        overflow = page.evaluate(OVERFLOW_JS)
         assert overflow <= 0, f"{variant} is {overflow}px wider than the {viewport_name} screen"
         # Every tableau card's corner (rank and suit) is on screen and not covered.
         hidden = page.evaluate(COVERED_CORNERS_JS)
@@ -851,7 +853,7 @@ def test_every_variant_fits_the_screen(open_page, server: Server, viewport_name:
     page.goto("/#/daily/portuguese")
     expect(page.get_by_test_id("daily-intro")).to_be_visible()
     expect(page.locator(f"[data-testid=lb-row][data-username='{long_name}']")).to_be_visible()
-    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    overflow = page.evaluate(OVERFLOW_JS)
     assert overflow <= 0, f"the daily page is {overflow}px wider than the {viewport_name} screen"
     sticking_out = page.evaluate(
         """() => { const board = document.querySelector('[data-testid=leaderboard]');
@@ -906,16 +908,15 @@ def test_a_daily_game_beside_its_board_keeps_its_top_row_whole(open_page, server
         page.set_viewport_size({"width": width, "height": 768})  # laid out again on resize
         wait_for(page, one_line, None, lambda w=width: f"at {w}px: {page.evaluate(TOP_ROW_JS)}")
     page.set_viewport_size({"width": 320, "height": 568})
-    overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
     for path in (f"/#/play/{game['id']}", "/#/daily/countess"):
         page.goto(path)
         expect(page.get_by_test_id("leaderboard")).to_be_visible()
         # Checked at every frame until the page has laid itself out (the table, on resize).
         wait_for(
             page,
-            f"() => ({overflow})() <= 0",
+            f"() => ({OVERFLOW_JS})() <= 0",
             None,
-            lambda p=path: f"{p} is {page.evaluate(overflow)}px wider than a 320px screen",
+            lambda p=path: f"{p} is {page.evaluate(OVERFLOW_JS)}px wider than a 320px screen",
         )
 
 
@@ -1663,7 +1664,7 @@ def test_a_long_name_fits_the_lobby_on_a_phone(open_page, server: Server) -> Non
     page = open_page(PHONE)
     log_in(page, name)
     expect(page.get_by_test_id("my-stats")).to_contain_text(name)
-    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    overflow = page.evaluate(OVERFLOW_JS)
     assert overflow <= 0, f"the lobby is {overflow}px wider than a phone"
 
 
@@ -1920,7 +1921,7 @@ def test_profiles_and_all_time_boards(open_page, server: Server) -> None:
     phone = open_page({"width": 340, "height": 740})
     log_in(phone, name, f"/#/players/{name}")
     expect(phone.get_by_test_id("recent-row")).to_have_count(1)
-    overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    overflow = phone.evaluate(OVERFLOW_JS)
     assert overflow <= 0, f"the profile is {overflow}px wider than a 340px screen"
     shot(phone, "22-profile-phone")
     # Its header has no room for the name, which leads to the account page: the profile does.
@@ -2294,7 +2295,7 @@ def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> Non
     phone = open_page(PHONE)
     log_in(phone, name, f"/#/replay/{gid}")
     expect(phone.get_by_test_id("replay")).to_have_attribute("data-loaded", "1")
-    overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    overflow = phone.evaluate(OVERFLOW_JS)
     assert overflow <= 0, f"the replay is {overflow}px wider than a phone's screen"
     shot(phone, "25-replay-phone")
 
