@@ -125,6 +125,12 @@ def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
     expect(page.get_by_test_id("daily-portuguese")).to_contain_text("Not played yet")
     shot(page, "01-lobby-desktop")
 
+    # The sign-in form opened while signed in says who is, and what signing in there does.
+    page.evaluate("location.hash = '#/signin'")
+    expect(page.get_by_test_id("auth-current")).to_contain_text(f"signed in as {name}")
+    expect(page.get_by_test_id("auth-current")).to_contain_text("switches to another account")
+    shot(page, "01b-signin-while-signed-in")
+
     # With the challenges unreachable the lobby says so, and comes back by itself.
     page.route("**/api/daily", lambda route: route.abort())
     page.evaluate("location.hash = '#/practice'")
@@ -152,6 +158,7 @@ def test_sign_up_shows_todays_challenges(open_page, server: Server) -> None:
         detail = exc.body["detail"]
     page.get_by_test_id("signout").click()
     expect(page.locator("#username-hint")).to_be_hidden()  # signing in takes any name
+    expect(page.get_by_test_id("auth-current")).to_have_count(0)
     page.get_by_test_id("auth-toggle").click()
     # A new name's rules are said up front, as the password's are.
     rules = "3–30 characters: letters, digits, _ . or -"

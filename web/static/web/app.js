@@ -224,8 +224,16 @@ async function signinView() {
   const title = h("h2", {}, "Sign in");
   const err = h("div", { "data-testid": "auth-error" });
   const toggle = h("button", { type: "button", class: "link", "data-testid": "auth-toggle" }, "New here? Create an account");
+  // Opened while signed in (a bookmark, the back button): say so, since signing in here
+  // switches to another account rather than doing nothing.
+  const current = app.me
+    ? h("p", { class: "muted", "data-testid": "auth-current" },
+      "You are signed in as ", profileLink(app.me.username),
+      ". Signing in here switches to another account; ", h("a", { href: "#/" }, "back to the lobby"), ".")
+    : null;
   const form = h("form", { class: "panel auth", "data-testid": "auth-form" },
     title,
+    current,
     h("label", {}, "Username", user),
     userHint,
     h("label", {}, "Password", pass),
