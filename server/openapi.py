@@ -116,3 +116,32 @@ def _add_refusal(responses: dict, status: str, code: str, why: str) -> None:
         responses[status] = {"description": f"`code`: {code} ({why})", "content": _ERROR_BODY}
     else:
         refusal["description"] += f" ({code} also: {why})"
+
+
+# OpenAPI 3.0's null: `nullable` admits null only beside a `type` in the same schema object (the
+# 3.0.3 clarification), and an `enum` must then list null too.
+_NULL = {"type": "object", "nullable": True, "enum": [None]}
+
+
+def nullable_refs(result: dict, **_: object) -> dict:
+    """A postprocessing hook for the fields that are another schema or null (a game's `daily`,
+    a challenge's `attempt`, a board's `me`). drf-spectacular writes them
+    `{allOf: [$ref], nullable: true}`, with no `type` for `nullable` to extend, so a strict
+    validator (openapi-core) refused every real null there, and the schema's own examples. Here
+    they are `{anyOf: [$ref, null]}`, with null written as 3.0 can say it."""
+    _rewrite_nullable(result)
+    return result
+
+
+def _rewrite_nullable(node: object) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _rewrite_nullable(item)
+        return
+    if not isinstance(node, dict):
+        return
+    for item in node.values():
+        _rewrite_nullable(item)
+    if node.get("nullable") and "type" not in node and "allOf" in node:
+        del node["nullable"]
+        node["anyOf"] = [*node.pop("allOf"), dict(_NULL)]

@@ -356,6 +356,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "server.openapi.document_common_refusals",
+        "server.openapi.nullable_refs",
     ],
     # Swagger UI from the installed sidecar package: /api/docs works with no internet.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _strict(node: object) -> object:
-    """OpenAPI 3.0 to JSON Schema: `nullable` admits null; an object admits no field its schema
+    """OpenAPI 3.0 to JSON Schema: `nullable` admits null beside a `type`; an object admits no field its schema
     does not name (a field the schema does not name is a finding), nor does a free-form one
     (`{}` for its values: a client generated from it knows none of its fields)."""
     if isinstance(node, list):
@@ -24,7 +24,9 @@ def _strict(node: object) -> object:
         out["$ref"] = out["$ref"].replace("#/components/schemas/", "#/$defs/")
     if out.get("type") == "object" and out.get("additionalProperties") in (None, {}, True):
         out["additionalProperties"] = False
-    return {"anyOf": [out, {"type": "null"}]} if node.get("nullable") else out
+    # OpenAPI 3.0.3: `nullable` extends the `type` beside it, and does nothing without one (a
+    # strict validator, openapi-core, refuses null there).
+    return {"anyOf": [out, {"type": "null"}]} if node.get("nullable") and "type" in node else out
 
 
 def body_problems(schema: dict, method: str, template: str, res) -> list[str]:  # noqa: ANN001
@@ -33,12 +35,16 @@ def body_problems(schema: dict, method: str, template: str, res) -> list[str]:  
     if documented is None:
         return [f"{method} {template}: {res.status_code} not documented"]
     body = documented["content"]["application/json"]["schema"]
+    return [
+        f"{method} {template} {res.status_code} at {where}"
+        for where in _problems(schema, body, res.json())
+    ]
+
+
+def _problems(schema: dict, body: dict, value: object) -> list[str]:
     defs = {k: _strict(v) for k, v in schema["components"]["schemas"].items()}
     validator = Draft202012Validator({"allOf": [_strict(body)], "$defs": defs})
-    return [
-        f"{method} {template} {res.status_code} at {list(e.absolute_path)}: {e.message[:160]}"
-        for e in validator.iter_errors(res.json())
-    ]
+    return [f"{list(e.absolute_path)}: {e.message[:160]}" for e in validator.iter_errors(value)]
 
 
 def test_answers_carry_only_what_the_schema_names(api, anon, user):  # noqa: ANN001
@@ -98,3 +104,43 @@ def test_the_per_client_429_is_documented_on_every_operation(anon):  # noqa: ANN
     assert undocumented == []
     hint = schema["paths"]["/api/games/{game_id}/hint"]["get"]["responses"]["429"]["description"]
     assert hint.count("`rate_limited`") == 2  # its own throttle's reason, and this one
+
+
+def test_the_schemas_examples_are_valid_bodies(anon):  # noqa: ANN001
+    """Each example the schema shows, request or response, is a body its schema accepts, its
+    nulls too: a game's `daily` was `{allOf: [$ref], nullable: true}`, a null there no strict
+    validator admits."""
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    found, checked = [], 0
+    for path, ops in schema["paths"].items():
+        for method, op in ops.items():
+            sides = [("request", op.get("requestBody", {})), *op["responses"].items()]
+            for status, response in sides:
+                body = response.get("content", {}).get("application/json", {})
+                for name, example in body.get("examples", {}).items():
+                    where = f"{method} {path} {status} {name}"
+                    found += [
+                        f"{where} {p}" for p in _problems(schema, body["schema"], example["value"])
+                    ]
+                    checked += 1
+    assert checked >= 6 and found == []
+
+
+def test_nullable_is_only_said_beside_a_type(anon):  # noqa: ANN001
+    """OpenAPI 3.0.3: `nullable: true` adds null to the `type` beside it, and means nothing
+    without one, so a field that is another schema or null must say so another way."""
+    schema = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    found: list[str] = []
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            if node.get("nullable") and "type" not in node:
+                found.append(where)
+            for key, item in node.items():
+                walk(item, f"{where}/{key}")
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, f"{where}[{i}]")
+
+    walk(schema, "")
+    assert found == []
