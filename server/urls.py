@@ -20,7 +20,19 @@ from server.websocket_docs import WebSocketDocsView
 from web.views import API_DOCS_POLICY
 
 
-class SchemaView(SpectacularAPIView):
+class JsonErrors:
+    """Errors as plain JSON, `{code, detail}` as under the rest of /api/, not through the view's
+    own renderer: the docs page's gave a 405 as HTML, and the schema's a 406 as an indented
+    `application/vnd.oai.openapi+json` document."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        response = super().handle_exception(exc)  # type: ignore[misc]
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return response
+
+
+class SchemaView(JsonErrors, SpectacularAPIView):
     """The OpenAPI schema, in JSON unless YAML is asked for (`Accept: application/vnd.oai.openapi`
     or `?format=yaml`): the API is JSON (PROTOCOL.md), and a client that fetches the schema
     with no Accept header, or `*/*`, parses what it gets as JSON (drf-spectacular's default
@@ -34,12 +46,11 @@ class SchemaView(SpectacularAPIView):
     ]
 
 
-class DocsView(SpectacularSwaggerSplitView):
+class DocsView(JsonErrors, SpectacularSwaggerSplitView):
     """The Swagger UI page, for GET only: its OPTIONS rendered the view's metadata through the
-    page's HTML renderer, which has no template for it (a 500). Its errors are JSON, as every
-    error under /api/ is: the page's renderer gave a 405 as plain HTML. Its setup script is
-    served apart (`/api/docs?script=`), so that the page runs no inline script and keeps a
-    Content-Security-Policy (web.views.API_DOCS_POLICY)."""
+    page's HTML renderer, which has no template for it (a 500). Its errors are JSON. Its setup
+    script is served apart (`/api/docs?script=`), so that the page runs no inline script and
+    keeps a Content-Security-Policy (web.views.API_DOCS_POLICY)."""
 
     http_method_names = ["get", "head"]
 
@@ -47,12 +58,6 @@ class DocsView(SpectacularSwaggerSplitView):
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
         response = super().get(request, *args, **kwargs)
         response["Content-Security-Policy"] = API_DOCS_POLICY
-        return response
-
-    def handle_exception(self, exc: Exception) -> Response:
-        response = super().handle_exception(exc)
-        self.request.accepted_renderer = JSONRenderer()
-        self.request.accepted_media_type = JSONRenderer.media_type
         return response
 
 

@@ -34,6 +34,14 @@ def test_the_schema_is_json_unless_yaml_is_asked_for(anon, accept):  # noqa: ANN
     assert json.loads(res.content)["openapi"].startswith("3.")
 
 
+def test_the_schema_refuses_an_accept_it_cannot_meet_in_the_apis_json(anon):  # noqa: ANN001
+    """A 406 is the API's error body, sent as JSON, not as an OpenAPI document."""
+    res = anon.get("/api/schema", HTTP_ACCEPT="text/html")
+    assert res.status_code == 406 and res["Content-Type"] == "application/json"
+    assert json.loads(res.content)["code"] == "not_acceptable"
+    assert b"\n" not in res.content
+
+
 def test_the_schema_is_yaml_where_asked_for(anon):  # noqa: ANN001
     yaml = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi")
     assert yaml["Content-Type"].startswith("application/vnd.oai.openapi")
