@@ -151,14 +151,18 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
         except ValueError as exc:  # orjson.JSONDecodeError is one; it says where and why
             await self.send_error("bad_message", f"Frames must be JSON objects: {exc}.")
             return
-        if not isinstance(frame, dict) or not isinstance(frame.get("t"), str):
-            await self.send_error("bad_message", 'A frame is an object {"t": TYPE, "d": DATA}.')
+        if not isinstance(frame, dict):
+            await self.send_error("bad_message", 'A frame is a JSON object {"t": TYPE, "d": DATA}.')
             return
         data = frame.get("d", {})
         if data is None:
             data = {}
         if not isinstance(data, dict):
             await self.send_error("bad_message", '"d" must be an object.')
+            return
+        if not isinstance(frame.get("t"), str):
+            # Answered by its id, like any other refusal of a frame that names one.
+            await self.send_error("bad_message", _type_refusal(frame), _msg_id(data))
             return
         try:
             check_unique_keys(text_data, len(frame) + len(data))
@@ -238,14 +242,31 @@ def _too_large(text: str, limit: int) -> bool:
     return len(text) > limit >> 2 and len(text.encode("utf-8", "surrogatepass")) > limit
 
 
+def _type_refusal(frame: dict) -> str:
+    """Why a frame's `t` is not a message type: missing, or not a string."""
+    if "t" not in frame:
+        return 'A frame needs "t", its message type: {"t": TYPE, "d": DATA}.'
+    return f'"t" is a message type, a string, not {orjson.dumps(frame["t"])[:32].decode()}.'
+
+
 def _version_refusal(action: str, data: dict) -> str:
     """Why a move or undo frame's `v` is not one: missing, or not a version (a number too
     large for 64 bits is read as a fraction, so it is said to be one, not missing)."""
     needs = f'{_ARTICLE[action]} {action} frame needs "v": the version you saw'
     if "v" not in data:
         return f"{needs}."
-    sent = orjson.dumps(data["v"])[:32].decode(errors="replace")
+    v = data["v"]
+    too_large = isinstance(v, float) and abs(v) > MAX_VERSION  # sent as a whole number, maybe
+    sent = "a number that large" if too_large else orjson.dumps(v)[:32].decode(errors="replace")
     return f"{needs}, a whole number from 0 to {MAX_VERSION}, not {sent}."
+
+
+def _move_refusal(data: dict) -> str:
+    """Why a move frame's `move` is not one: missing, or not a string."""
+    needs = 'A move frame needs "d": {"move": "t3-f0", "v": N}'
+    if "move" not in data:
+        return f"{needs}."
+    return f'{needs}: "move" is a string, not {orjson.dumps(data["move"])[:32].decode()}.'
 
 
 def _order(event: dict) -> tuple[int, int]:
@@ -380,9 +401,7 @@ class GameConsumer(JsonFrameConsumer):
     async def on_move(self, data: dict) -> None:
         move = data.get("move")
         if not isinstance(move, str):
-            return await self._refuse(
-                data, "bad_message", 'A move frame needs "d": {"move": "t3-f0", "v": N}.'
-            )
+            return await self._refuse(data, "bad_message", _move_refusal(data))
         await self._write("move", data)
 
     async def on_undo(self, data: dict) -> None:

@@ -232,14 +232,16 @@ async def test_malformed_frames_are_bad_message_and_change_nothing(user, raw):  
         (-1, "-1"),
         (2**63, str(2**63)),
         (2**64 - 1, str(2**64 - 1)),
-        (2**64, "1.8446744073709552e+19"),
+        (2**64, "a number that large"),
+        (10**23, "a number that large"),
         (True, "true"),
         (1.5, "1.5"),
     ],
 )
 async def test_a_version_that_is_not_one_is_named_in_the_refusal(user, v, says):  # noqa: ANN001
     """A `v` that is there but is no version: the refusal says what was read (a number past
-    64 bits arrives as a fraction), not that it is missing. Past 2^63 - 1 it is no version
+    64 bits arrives as a fraction, so it is not echoed: `1e+23` for the digits sent), not that
+    it is missing. Past 2^63 - 1 it is no version
     either, as over REST (`invalid`), where it was stale here."""
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)
@@ -250,6 +252,29 @@ async def test_a_version_that_is_not_one_is_named_in_the_refusal(user, v, says):
     await comm.send_to(text_data=raw)
     err = (await recv(comm))["d"]
     assert err["code"] == "bad_message" and err["detail"].endswith(f"not {says}."), err
+    assert await version_and_moves(game.pk) == (0, 0)
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    "raw, says",
+    [
+        ('{"d": {"id": "x-1"}}', 'A frame needs "t", its message type'),
+        ('{"t": 5, "d": {"id": "x-1"}}', '"t" is a message type, a string, not 5.'),
+        ('{"t": ["move"], "d": {"id": "x-1"}}', '"t" is a message type, a string, not ["move"].'),
+        ('{"t": "move", "d": {"id": "x-1", "v": 0}}', 'A move frame needs "d": {"move"'),
+        ('{"t": "move", "d": {"id": "x-1", "move": 5, "v": 0}}', '"move" is a string, not 5.'),
+    ],
+)
+async def test_a_frame_refused_for_its_type_or_move_says_which_and_keeps_its_id(user, raw, says):  # noqa: ANN001
+    """The frame is an object: what is wrong is its `t` or its `move`, and the refusal says so,
+    with the id the frame gave, as for any other refusal."""
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    await comm.send_to(text_data=raw)
+    err = (await recv(comm))["d"]
+    assert err["code"] == "bad_message" and err["id"] == "x-1" and says in err["detail"], err
     assert await version_and_moves(game.pk) == (0, 0)
     await comm.disconnect()
 
