@@ -351,6 +351,14 @@ class ProjectWebRequest(WebRequest):
     body_limit = 0
     refused = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Twisted parses a POST's form body into `args`, which daphne never reads (the
+        # application gets the body as it came): work for nothing, and a body labelled
+        # `multipart/form-data` that did not parse as one got Twisted's bare 400 ("the
+        # request's head is malformed") and a closed connection, not the API's 415.
+        self._parsePOSTFormSubmission = False
+
     def setResponseCode(self, code: int, message: bytes | None = None) -> None:  # noqa: N802
         """As Twisted's, with a reason phrase for the codes its table lacks: a 429 went out
         as `429 Unknown Status`."""

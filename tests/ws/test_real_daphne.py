@@ -415,6 +415,21 @@ def test_a_chunked_body_is_refused_from_its_headers(server, whole, ctype):  # no
     assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == "length_required"
 
 
+@pytest.mark.parametrize("ctype", ["multipart/form-data", "multipart/form-data; boundary=xx"])
+def test_a_body_that_is_not_the_multipart_it_says_is_the_apis_415(server, ctype):  # noqa: ANN001
+    """The body is the application's to judge: Twisted parsed a form body itself, and one that
+    did not parse got a 400 for a malformed head, and its connection closed."""
+    token = register(server, f"formbody{len(ctype)}")
+    body = b'{"variant": "spanish"}'
+    head = (
+        f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ctype}\r\n"
+        f"Authorization: Token {token}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    answer, _ = _raw_request(server, head, body)
+    assert answer.startswith(b"HTTP/1.1 415 "), answer[:200]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == "unsupported_media_type"
+
+
 def test_a_whole_body_over_the_limit_sent_with_its_headers_gets_its_413(server):  # noqa: ANN001
     body = b"x" * 70_000
     head = _json_post(len(body))
