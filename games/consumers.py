@@ -23,7 +23,7 @@ from games.move_batcher import MoveBatcher
 from games.services import MAX_VERSION
 from server.errors import AppError
 from server.json_input import DuplicateKey, check_unique_keys
-from server.lean_consumer import CLOSE_ABUSE, LeanWebsocketConsumer, TokenBucket
+from server.lean_consumer import CLOSE_ABUSE, TOO_MANY_REFUSED, LeanWebsocketConsumer, TokenBucket
 
 CLOSE_NO_SUCH_PATH = 4404
 
@@ -134,7 +134,7 @@ class JsonFrameConsumer(LeanWebsocketConsumer):
             return  # closed at connect, or since (4429): frames still queued are dropped
         if self.pipelined() and not self.limiter.allow():
             if self.limiter.abusive:
-                await self.close(code=CLOSE_ABUSE)
+                await self.close(code=CLOSE_ABUSE, reason=TOO_MANY_REFUSED)
             else:
                 await self.send_error(
                     "rate_limited", "Too many messages: slow down.", _frame_id(text_data)

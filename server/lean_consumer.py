@@ -25,6 +25,9 @@ CLOSE_ABUSE = 4429
 # The close code every socket uses when its handshake carried no valid sign-in, or that sign-in
 # has ended (PROTOCOL.md).
 CLOSE_UNAUTHENTICATED = 4401
+# The reasons that go with them, so a client's log says why without the docs at hand.
+NOT_SIGNED_IN = "Not signed in, or the sign-in has ended: sign in again."
+TOO_MANY_REFUSED = "Too many frames refused for their rate: slow down."
 # What daphne closes a socket with when its consumer raised (RFC 6455's "internal error").
 CLOSE_SERVER_ERROR = 1011
 
@@ -224,7 +227,7 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         if not signed_in:
             if self.public and self.scope.get("auth_via") != "token":
                 return True
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.close(code=CLOSE_UNAUTHENTICATED, reason=NOT_SIGNED_IN)
             return False
         if not self.count_socket(user.pk):
             log.warning("closed a socket of user %s with 4429: too many open", user.pk)
@@ -239,7 +242,7 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
             # A sign-out, a revoke or a deactivation that came between the handshake's look-up
             # and the joins told a group this socket was not in yet: only a second look tells.
             if not await sign_in_lasts(self.scope):
-                await self.close(code=CLOSE_UNAUTHENTICATED)
+                await self.close(code=CLOSE_UNAUTHENTICATED, reason=NOT_SIGNED_IN)
                 return False
         return True
 
@@ -283,7 +286,7 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
     async def sign_in_ended(self, event: dict) -> None:
         """The session this socket signed in with has signed out, its token was revoked, or its
         user was deactivated."""
-        await self.close(code=CLOSE_UNAUTHENTICATED)
+        await self.close(code=CLOSE_UNAUTHENTICATED, reason=NOT_SIGNED_IN)
 
     async def sign_in_moved(self, event: dict) -> None:
         """The session this socket signed in with signed in again, under a new key

@@ -12,9 +12,9 @@ pytestmark = pytest.mark.django_db
 
 
 def _strict(node: object) -> object:
-    """OpenAPI 3.0 to JSON Schema: `nullable` admits null beside a `type`; an object admits no field its schema
-    does not name (a field the schema does not name is a finding), nor does a free-form one
-    (`{}` for its values: a client generated from it knows none of its fields)."""
+    """OpenAPI 3.0 to JSON Schema: `nullable` admits null beside a `type`; an object admits no
+    field its schema does not name (a field the schema does not name is a finding), nor does a
+    free-form one (`{}` for its values: a client generated from it knows none of its fields)."""
     if isinstance(node, list):
         return [_strict(n) for n in node]
     if not isinstance(node, dict):

@@ -9,6 +9,10 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from server.asgi import application
+from server.lean_consumer import NOT_SIGNED_IN
+
+# How a socket closes when it is not signed in, or its sign-in ended (PROTOCOL.md's 4401).
+CLOSED_4401 = {"type": "websocket.close", "code": 4401, "reason": NOT_SIGNED_IN}
 
 
 async def token_of(user) -> str:  # noqa: ANN001

@@ -10,8 +10,9 @@ from channels.db import database_sync_to_async
 
 from games import services
 from games.models import Game, Move
+from server.lean_consumer import TOO_MANY_REFUSED
 from tests.conftest import layer_down
-from tests.ws.helpers import WAIT, connect, recv, recv_until, send
+from tests.ws.helpers import CLOSED_4401, WAIT, connect, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -397,7 +398,7 @@ async def test_flood_gets_rate_limited_then_closed_with_4429(user):  # noqa: ANN
     while True:
         out = await comm.receive_output(WAIT)
         if out["type"] == "websocket.close":
-            assert out["code"] == 4429
+            assert out["code"] == 4429 and out["reason"] == TOO_MANY_REFUSED
             break
         frame = json.loads(out["text"])
         codes.append(frame.get("d", {}).get("code") if frame["t"] == "error" else frame["t"])
@@ -489,7 +490,7 @@ async def test_a_path_with_no_socket_says_so_and_closes_with_4404(path):  # noqa
 async def test_missing_auth_closes_with_4401(user):  # noqa: ANN001
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}")
-    assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await comm.receive_output(WAIT) == CLOSED_4401
 
 
 @pytest.mark.parametrize("frame", ['{"t":"resign"}', '{"t":"resign","d":null}'])

@@ -220,6 +220,7 @@ def test_real_socket_without_auth_is_closed_4401(server):  # noqa: ANN001
     with ws(server, "/ws/echo", None) as sock, pytest.raises(ConnectionClosed) as info:
         sock.recv(timeout=10)
     assert info.value.rcvd.code == 4401
+    assert info.value.rcvd.reason == "Not signed in, or the sign-in has ended: sign in again."
 
 
 def test_real_echo_socket(server):  # noqa: ANN001
@@ -321,6 +322,7 @@ def test_default_rate_limit_spares_a_fast_bot_and_closes_a_flood_4429(server):  
                 frame = recv(sock)
                 codes.append(frame["d"]["code"] if frame["t"] == "error" else frame["t"])
     assert info.value.rcvd is not None and info.value.rcvd.code == 4429
+    assert info.value.rcvd.reason == "Too many frames refused for their rate: slow down."
     assert "pong" in codes and "rate_limited" in codes
 
 

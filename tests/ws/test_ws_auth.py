@@ -12,7 +12,7 @@ from games import clock
 from games.models import Game
 from server.asgi import application
 from server.ws_auth import host_allowed, origin_allowed, secure_handshake
-from tests.ws.helpers import WAIT, track
+from tests.ws.helpers import CLOSED_4401, WAIT, track
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,7 +63,7 @@ async def test_a_token_header_opens_a_socket_exactly_when_it_signs_in_over_rest(
         await comm.disconnect()
     else:
         assert rest.status_code == 401, rest.content
-        assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+        assert await comm.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_missing_auth_closes_with_4401():
@@ -71,13 +71,13 @@ async def test_missing_auth_closes_with_4401():
     connected, _ = await comm.connect()
     assert connected  # accepted, then closed with the auth code
     out = await comm.receive_output(WAIT)
-    assert out == {"type": "websocket.close", "code": 4401}
+    assert out == CLOSED_4401
 
 
 async def test_wrong_token_closes_with_4401(user):  # noqa: ANN001
     comm = communicator("/ws/echo", [(b"authorization", b"Token " + b"f" * 40)])
     await comm.connect()
-    assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await comm.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_a_leaderboard_socket_is_public_as_its_rest_twin():
@@ -95,7 +95,7 @@ async def test_a_leaderboard_socket_is_public_as_its_rest_twin():
 
     wrong = communicator(path, [(b"authorization", b"Token " + b"f" * 40)])
     await wrong.connect()
-    assert await wrong.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await wrong.receive_output(WAIT) == CLOSED_4401
 
 
 async def signed_in_browser(user):  # noqa: ANN001, ANN201
@@ -141,8 +141,8 @@ async def test_signing_out_closes_the_sessions_sockets_and_only_them(user):  # n
 
     assert (await sync_to_async(client.post)("/api/auth/logout")).status_code == 204
 
-    assert await browser.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
-    assert await browser_echo.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await browser.receive_output(WAIT) == CLOSED_4401
+    assert await browser_echo.receive_output(WAIT) == CLOSED_4401
     await send(app, "ping")
     assert (await recv(app))["t"] == "pong"
 
@@ -167,8 +167,8 @@ async def test_revoking_the_token_closes_its_sockets_and_only_them(user):  # noq
 
     await sync_to_async(revoke_token)(user)
 
-    assert await app.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
-    assert await app_echo.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await app.receive_output(WAIT) == CLOSED_4401
+    assert await app_echo.receive_output(WAIT) == CLOSED_4401
     await send(browser, "ping")
     assert (await recv(browser))["t"] == "pong"
 
@@ -195,7 +195,7 @@ async def test_a_token_revoked_while_its_socket_opens_still_closes_it(user, monk
 
     monkeypatch.setattr(ws_auth, "_user_for_token", look_up_then_revoke)
     sock = await connect(f"/ws/games/{game.pk}", user)
-    assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await sock.receive_output(WAIT) == CLOSED_4401
     await send(sock, "move", {"move": "t0-t1", "v": 0, "id": "m-1"})
     assert await sock.receive_nothing(timeout=0.2)
     assert (await sync_to_async(Game.objects.get)(pk=game.pk)).version == 0
@@ -219,7 +219,7 @@ async def test_a_sign_out_while_a_browser_socket_opens_still_closes_it(user, mon
     monkeypatch.setattr(layer, "group_add", sign_out_then_join)
     sock = socket_to("/ws/echo")
     assert (await sock.connect())[0]
-    assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await sock.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_a_token_deleted_elsewhere_closes_its_sockets(user):  # noqa: ANN001
@@ -232,10 +232,10 @@ async def test_a_token_deleted_elsewhere_closes_its_sockets(user):  # noqa: ANN0
 
     sock = await connect("/ws/echo", user)
     await sync_to_async(lambda: Token.objects.get(user=user).delete())()
-    assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await sock.receive_output(WAIT) == CLOSED_4401
     other = await connect("/ws/echo", user)  # a new token (helpers.token_of)
     await sync_to_async(user.delete)()
-    assert await other.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await other.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_deactivating_a_user_closes_every_socket_of_theirs(user, make_user):  # noqa: ANN001
@@ -258,7 +258,7 @@ async def test_deactivating_a_user_closes_every_socket_of_theirs(user, make_user
     user.is_active = False
     await sync_to_async(user.save)()
     for sock in (token_socket, browser_socket):
-        assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+        assert await sock.receive_output(WAIT) == CLOSED_4401
     await send(token_socket, "move", {"move": move, "v": 0, "id": "m-1"})
     assert await token_socket.receive_nothing(timeout=0.2)
     assert (await sync_to_async(Game.objects.get)(pk=game.pk)).version == 0
@@ -274,7 +274,7 @@ async def test_a_deleted_users_browser_socket_closes(user):  # noqa: ANN001
     sock = socket_to("/ws/echo")
     assert (await sock.connect())[0]
     await sync_to_async(user.delete)()
-    assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await sock.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_a_user_deactivated_while_a_browser_socket_opens_is_refused(user, monkeypatch):  # noqa: ANN001
@@ -296,7 +296,7 @@ async def test_a_user_deactivated_while_a_browser_socket_opens_is_refused(user, 
     monkeypatch.setattr(layer, "group_add", deactivate_then_join)
     sock = socket_to("/ws/echo")
     assert (await sock.connect())[0]
-    assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await sock.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_cross_site_origin_is_denied_to_a_cookie(user):  # noqa: ANN001
@@ -333,7 +333,7 @@ async def test_a_wrong_token_from_another_origin_is_still_refused(user):  # noqa
         [(b"authorization", b"Token nope"), (b"origin", b"https://evil.example")],
     )
     assert (await comm.connect())[0]
-    assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await comm.receive_output(WAIT) == CLOSED_4401
 
 
 async def _token(user) -> str:  # noqa: ANN001
@@ -458,7 +458,7 @@ async def test_another_users_sign_in_in_the_same_browser_closes_the_old_sessions
     await _sign_in(client, user)
     alice = await _session_socket(client, "/ws/echo")
     await _sign_in(client, other_user)
-    assert await alice.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await alice.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_signing_in_again_keeps_the_sockets_and_a_later_sign_out_still_closes_them(user):  # noqa: ANN001
@@ -474,7 +474,7 @@ async def test_signing_in_again_keeps_the_sockets_and_a_later_sign_out_still_clo
     await sock.send_to(text_data="still here")
     assert await sock.receive_from(WAIT) == "still here"
     assert (await sync_to_async(client.post)("/api/auth/logout")).status_code == 204
-    assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await sock.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_a_new_password_closes_every_socket_of_the_user(user, make_user):  # noqa: ANN001
@@ -494,7 +494,7 @@ async def test_a_new_password_closes_every_socket_of_the_user(user, make_user): 
 
     await sync_to_async(change_password)(user, "correct-horse-9", "battery-staple-7")
     for sock in (token_socket, browser_socket):
-        assert await sock.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+        assert await sock.receive_output(WAIT) == CLOSED_4401
     await other.send_to(text_data="still here")
     assert await other.receive_from(WAIT) == "still here"
 
@@ -510,4 +510,4 @@ async def test_two_authorization_lines_are_read_as_one_header_as_over_rest(user)
     assert rest["status"] == 401
     comm = communicator("/ws/echo", [(b"authorization", line), (b"authorization", line)])
     await comm.connect()
-    assert await comm.receive_output(WAIT) == {"type": "websocket.close", "code": 4401}
+    assert await comm.receive_output(WAIT) == CLOSED_4401
