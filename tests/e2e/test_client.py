@@ -680,6 +680,9 @@ def test_keyboard_takes_the_next_count_a_move_allows_and_a_tap_after_a_drop_pick
     expect(picked(page, "t9")).to_have_count(1)
     page.keyboard.press("Enter")
     expect(picked(page, "t9")).to_have_count(3)
+    run = game["state"]["tableau"][9][-3:]
+    said = as_a_player_reads_it(f", 3 cards picked up, {run[0]} to {run[-1]}")
+    expect(pile(page, "t9")).to_have_attribute("aria-label", re.compile(re.escape(said) + "$"))
     page.keyboard.press("Enter")
     expect(picked(page, "t9")).to_have_count(0)
     page.keyboard.press("Enter")
@@ -1749,6 +1752,11 @@ def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> 
     expect(page.locator("h2:focus")).to_have_count(1)
     source, target = pile(page, "t6"), pile(page, "t0")
     card = piles(page)["t6"][-1]
+    # A column's label names every card in it, from the top down.
+    column = game["state"]["tableau"][6]
+    under = ", ".join(column[-2::-1])
+    said = as_a_player_reads_it(f"t6: {column[-1]} on top, {len(column)} cards; under it {under}")
+    expect(source).to_have_attribute("aria-label", said)
     source.focus()
     page.keyboard.press("Enter")  # Spanish deal 3: t6-t0 is legal
     expect(source).to_have_attribute("aria-pressed", "true")
@@ -1759,6 +1767,18 @@ def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> 
     wait_version(page, 1)
     expect(source).to_have_attribute("aria-pressed", "false")
     expect(page.get_by_test_id("announce")).to_have_text(as_a_player_reads_it(f"{card}: t6 to t0"))
+    page.keyboard.press("u")
+    wait_version(page, 2)
+    undone = as_a_player_reads_it(f"Undone: {card}: t6 to t0")
+    expect(page.get_by_test_id("announce")).to_have_text(undone)
+
+    # A draw says the card it turned up, which no label named before it.
+    countess = server.request("POST", "/api/games", {"variant": "countess", "deal": 3}, token)
+    open_game(page, countess["id"])
+    page.keyboard.press("d")
+    wait_version(page, 1)
+    drawn = rest_game(server, countess["id"], token)["state"]["waste"][-1]
+    expect(page.get_by_test_id("announce")).to_have_text(as_a_player_reads_it(f"Drew {drawn}"))
     page.evaluate("location.hash = '#/'")
     expect(page).to_have_title(re.compile(r"^Today's challenges"))
 
@@ -2266,8 +2286,22 @@ def test_a_finished_game_replays_from_its_deal(open_page, server: Server) -> Non
         page.get_by_test_id("replay-next").click()
         expect(replay).to_have_attribute("data-v", str(v))
         assert_table_matches(page, states[v])
-        if v == 1:
-            expect(page.get_by_test_id("replay-move")).to_have_text("Draw a card from the stock.")
+        if v == 1:  # a draw says the card it turned up
+            drawn = as_a_player_reads_it(f"Drew {states[1]['waste'][-1]}.")
+            expect(page.get_by_test_id("replay-move")).to_have_text(drawn)
+    # A focused button's space presses it, not Play; a focused pile's arrows go to the next
+    # pile, not the next version; the piles are named groups, not buttons no one can press.
+    page.get_by_test_id("replay-next").focus()
+    page.keyboard.press(" ")
+    expect(replay).to_have_attribute("data-v", "4")
+    expect(page.get_by_test_id("replay-play")).to_have_text("Play")
+    pile(page, "t0").focus()
+    page.keyboard.press("ArrowRight")
+    expect(pile(page, "t1")).to_be_focused()
+    assert replay.get_attribute("data-v") == "4"
+    expect(pile(page, "t0")).to_have_attribute("role", "group")
+    expect(pile(page, "stock")).not_to_have_attribute("aria-label", re.compile("draw"))
+    page.locator("h2").focus()  # the view's heading, where it starts: the keys step again
     page.keyboard.press("End")
     expect(replay).to_have_attribute("data-v", "6")
     expect(page.get_by_test_id("replay-move")).to_contain_text("Resigned")
@@ -2360,7 +2394,11 @@ def test_a_long_replay_reads_only_the_pages_it_shows(open_page, server: Server) 
     page.get_by_test_id("replay-last").click()
     expect(replay).to_have_attribute("data-v", "450")
     assert_table_matches(page, state)
-    expect(page.get_by_test_id("replay-move")).to_have_text("Undo: the move before is taken back.")
+    # An undo says which move it took back (the cards of the position it came back to).
+    src, dst = first_move.split("-")
+    card = game["state"]["tableau"][int(src[1:])][-1]
+    undone = as_a_player_reads_it(f"Undone: {card}: {src} to {dst}.")
+    expect(page.get_by_test_id("replay-move")).to_have_text(undone)
     page.keyboard.press("ArrowLeft")
     expect(replay).to_have_attribute("data-v", "449")
     expect(page.get_by_test_id("replay-move")).not_to_have_text("Loading…")

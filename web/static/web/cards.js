@@ -77,14 +77,29 @@ export function pileLabel(id) {
 }
 
 // "t10-t0" -> "9 of Clubs from Tableau 11 to Tableau 1", for people.
-export function describeMove(state, move) {
+// `after`, the state the move made (when known), says what it turned up: the card a draw put
+// on the waste, the one a stock play uncovered (Barricade A), which the player would otherwise
+// have to go and look for after every such move.
+export function describeMove(state, move, after = null) {
   const p = parseMove(move);
   if (!p) return move;
-  if (p.draw) return "Draw a card from the stock";
+  if (p.draw) {
+    const drawn = after && after.waste && after.waste[after.waste.length - 1];
+    return drawn ? `Drew ${cardName(drawn)}` : "Draw a card from the stock";
+  }
   const cards = pileCards(state, p.from);
   const first = cards[cards.length - p.n];
   const what = first ? (p.n > 1 ? `${p.n} cards from ${cardName(first)}` : cardName(first)) : "the card";
-  return `${what}: ${pileLabel(p.from)} to ${pileLabel(p.to)}`;
+  const shows = p.from === "stock" && after && after.stock && after.stock.top;
+  return `${what}: ${pileLabel(p.from)} to ${pileLabel(p.to)}${shows ? `; ${cardName(shows)} shows on the stock` : ""}`;
+}
+
+// What an undo took back, from the state before it (`before`, whose last move it undid) and the
+// state it made: the undone move in words, or only that one was, where that is not known (two
+// undos in a row).
+export function describeUndo(before, after) {
+  const undone = before && before.last_move;
+  return undone && undone !== "undo" ? `Undone: ${describeMove(after, undone, before)}` : "Last move undone";
 }
 
 // The cards of one pile, bottom to top (stock: only its face-up top, if any).

@@ -9,7 +9,7 @@
 // did not land (the version did not move) is sent again with the same version, which the
 // server can never apply twice.
 
-import { applyMove, describeMove, parseMove, refusalMessage, topCards } from "./cards.js";
+import { applyMove, describeMove, describeUndo, parseMove, refusalMessage, topCards } from "./cards.js";
 import { get, serverNow, signedOut } from "./api.js";
 import { ReconnectingSocket } from "./socket.js";
 import { Table } from "./table.js";
@@ -491,7 +491,7 @@ export class GameView {
     const prev = this.server;
     this.server = { v, ...d };
     if (v === before + 1 && d.last_move) {
-      this.announceEl.textContent = d.last_move === "undo" ? "Last move undone" : describeMove(prev, d.last_move);
+      this.announceEl.textContent = d.last_move === "undo" ? describeUndo(prev, this.server) : describeMove(prev, d.last_move, this.server);
     }
     const f = this.inflight;
     let lost = null; // an action whose answer went with the old connection, overtaken

@@ -8,7 +8,7 @@
 // whole to show its first moves.
 
 import { get } from "./api.js";
-import { describeMove } from "./cards.js";
+import { describeMove, describeUndo } from "./cards.js";
 import { Table } from "./table.js";
 import { gameTitle, h, statusText } from "./ui.js";
 
@@ -145,8 +145,9 @@ export class ReplayView {
   describe(v) {
     const { state } = this.position(v);
     const move = state.last_move;
-    let text = !move ? "The deal." : move === "undo" ? "Undo: the move before is taken back."
-      : `${describeMove(this.position(v - 1).state, move)}.`;
+    const before = move && this.position(v - 1).state;
+    let text = !move ? "The deal." : move === "undo" ? `${describeUndo(before, state)}.`
+      : `${describeMove(before, move, state)}.`;
     if (v === this.last && state.status !== "playing") text += ` ${statusText(state.status)}.`;
     else if (v === this.last && state.day_over) text += " Day over: the attempt counts as it stands.";
     return text;
@@ -186,7 +187,10 @@ export class ReplayView {
   }
 
   keyDown(e) {
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    // A key the table used (the arrows among its piles) or a focused button's own (Space and
+    // Enter press it: Space on *Forward* started playing instead) is not the replay's.
+    if (e.altKey || e.ctrlKey || e.metaKey || e.defaultPrevented) return;
+    if ((e.key === " " || e.key === "Enter") && e.target.closest?.("button, a")) return;
     // The slider takes the arrows, Home and End itself; space, which it has no use for, plays.
     const field = e.target.closest?.("input, textarea, select");
     if (field && !(field === this.slider && e.key === " ")) return;

@@ -175,7 +175,9 @@ export class Table {
     pile.dataset.pile = id;
     pile.dataset.testid = `pile-${id}`;
     pile.tabIndex = 0;
-    pile.setAttribute("role", "button");
+    // A pile that can be pressed is a button; on a table only watched or replayed it is a
+    // named group, still reached by Tab and the arrows so that a screen reader reads its cards.
+    pile.setAttribute("role", this.readOnly ? "group" : "button");
     this.piles.set(id, pile);
     return pile;
   }
@@ -539,10 +541,24 @@ export class Table {
     if (id === "stock") {
       if (!count) return `${name}: empty`;
       const top = this.state.stock.top;
-      return top ? `${name}: ${cardName(top)} on top, ${count} cards` : `${name}: ${count} cards, draw`;
+      if (top) return `${name}: ${cardName(top)} on top, ${count} cards`;
+      return `${name}: ${count} cards${this.readOnly ? "" : ", draw"}`;
     }
     if (!cards.length) return `${name}: empty${id[0] === "t" ? EMPTY_TABLEAU[this.variant.id]?.said || "" : ""}`;
-    return `${name}: ${cardName(cards[cards.length - 1])} on top, ${cards.length} card${cards.length > 1 ? "s" : ""}`;
+    const said = `${name}: ${cardName(cards[cards.length - 1])} on top, ${cards.length} card${cards.length > 1 ? "s" : ""}`;
+    // A column's cards are all face up (RULES.md C2) and a player plans from them: a screen
+    // reader hears those under the top one too, from the top down, as the eye reads them.
+    if (id[0] !== "t" || cards.length < 2) return said;
+    return `${said}; under it ${cards.slice(0, -1).reverse().map(cardName).join(", ")}`;
+  }
+
+  // What a picked pile adds to its name: the cards picked, when they are more than its top one
+  // (Enter again on a Chinese FreeCell column takes more).
+  pickedSaid(id) {
+    const n = this.pickedCardCount(id);
+    if (n < 2) return ", picked up";
+    const cards = pileCards(this.state, id).slice(-n);
+    return `, ${n} cards picked up, ${cardName(cards[0])} to ${cardName(cards[n - 1])}`;
   }
 
   highlight() {
@@ -554,8 +570,8 @@ export class Table {
       const isSource = !!this.picked && this.picked.pile === id;
       pile.classList.toggle("source", isSource);
       // What the eye sees in colour, a screen reader hears: the pile picked up, the targets.
-      pile.setAttribute("aria-pressed", String(isSource));
-      const role = isSource ? ", picked up" : targets.has(id) ? ", a place to put it" : "";
+      if (!this.readOnly) pile.setAttribute("aria-pressed", String(isSource));
+      const role = isSource ? this.pickedSaid(id) : targets.has(id) ? ", a place to put it" : "";
       if (pile.dataset.label) pile.setAttribute("aria-label", pile.dataset.label + role);
       const faces = pile.querySelectorAll(".card");
       faces.forEach((c, k) => {
