@@ -457,6 +457,35 @@ def test_the_keys_help_shows_where_there_is_a_keyboard(
     expect(page.locator(".game > .help .keys")).to_be_visible(visible=keys)
 
 
+# How tall a button is to a finger: the pixels of its middle column, above, on and below it,
+# where a tap lands on it.
+TAP_HEIGHT_JS = """(testid) => {
+  const b = document.querySelector(`[data-testid=${testid}]`), r = b.getBoundingClientRect();
+  const x = r.left + r.width / 2;
+  let hits = 0;
+  for (let y = Math.max(0, Math.floor(r.top) - 12); y <= r.bottom + 12; y += 1) {
+    const at = document.elementFromPoint(x, y + 0.5);
+    if (at && at.closest('button, .button') === b) hits += 1;
+  }
+  return hits; }"""
+
+
+@pytest.mark.parametrize("viewport", [(390, 844), (844, 390)])
+def test_a_games_buttons_take_a_fingers_tap_of_40px(
+    open_page, server: Server, viewport: tuple[int, int]
+) -> None:
+    """A touch screen's Undo, Hint and Resign were 35px tall to a finger (29px held sideways):
+    each takes taps a little above and below what it shows."""
+    name, token = server.register()
+    gid = server.request("POST", "/api/games", {"variant": "spanish", "deal": 2}, token)["id"]
+    width, height = viewport
+    page = open_page({"width": width, "height": height}, has_touch=True, is_mobile=True)
+    log_in_to_game(page, name, gid)
+    for testid in ("undo", "hint", "resign", "signout"):
+        tall = page.evaluate(TAP_HEIGHT_JS, testid)
+        assert tall >= 40, f"{testid} takes taps over {tall}px at {width}x{height}"
+
+
 def test_the_pages_refuse_inline_scripts_and_other_servers(browser, server: Server) -> None:  # noqa: ANN001
     """The client's pages send a Content-Security-Policy: scripts, styles and sockets of this
     server only. Every other e2e page fails its test on a violation (conftest.open_page); on
@@ -1441,6 +1470,28 @@ def test_a_stack_that_cannot_move_as_one_is_not_picked(open_page, server: Server
     page.wait_for_timeout(600)  # not a double click, which sends a card to a foundation
     top_card(page, src).click()  # the top card alone still picks
     expect(picked(page, src)).to_have_count(1)
+    page.keyboard.press("Escape")
+
+    # Only a card heading a sequence up to its column's top can be dragged: a finger's swipe
+    # on any other scrolls the page (touch-action), and was taken for a pick to refuse.
+    fixed = page.evaluate(
+        """() => [...document.querySelectorAll('[data-pile^=t] .card')]
+             .filter((c) => c.classList.contains('fixed'))
+             .map((c) => `${c.closest('[data-pile]').dataset.pile}:${c.dataset.index}`)"""
+    )
+    expected = [f"t{i}:{k}" for i, p in enumerate(tableau) for k in range(len(p)) if not run(p[k:])]
+    assert sorted(fixed) == sorted(expected)
+    buried = pile(page, src).locator(f".card[data-index='{size - 2}']")
+    assert buried.evaluate("c => getComputedStyle(c).touchAction") == "manipulation"
+    # A mouse that drags them is still told why they do not move.
+    page.get_by_test_id("message").evaluate("node => { node.textContent = ''; }")
+    box = buried.bounding_box()
+    page.mouse.move(box["x"] + 8, box["y"] + 4)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 60, box["y"] + 60, steps=4)
+    page.mouse.up()
+    expect(page.get_by_test_id("message")).to_contain_text("not a sequence")
+    expect(page.locator(".card.picked")).to_have_count(0)
 
 
 def test_a_pick_is_dropped_when_another_device_moves_its_card(open_page, server: Server) -> None:

@@ -87,6 +87,14 @@ const KING_ONLY = { mark: "K", said: ", a King only" };
 const CLOSED = { mark: "\u2715", said: ", closed for good" };
 const EMPTY_TABLEAU = { portuguese: KING_ONLY, chinese_freecell: KING_ONLY, countess: CLOSED, barricade: CLOSED };
 
+// Where the sequence that ends a column starts (RULES.md F4): the lowest index from which its
+// cards to the top move as one.
+function sequenceStart(cards) {
+  let start = cards.length - 1;
+  while (start > 0 && isSequence(cards.slice(start - 1, start + 1))) start -= 1;
+  return start;
+}
+
 export class Table {
   constructor(root, variant, { readOnly = false, onMove, onMessage, game = null } = {}) {
     this.root = root;
@@ -514,11 +522,14 @@ export class Table {
       }
       if (cards.length > 1) pile.append(badge(cards.length));
     } else {
+      // Only a column's top card can be dragged, or in Chinese FreeCell a card that heads a
+      // sequence up to the top (RULES.md F4): a touch on one under it scrolls the page
+      // (style.css), as on a face-down card, and a tap on it is still a tap on its pile. (A
+      // swipe that started on a buried card picked its cards, to refuse them as no sequence.)
+      const movable = this.sequences ? sequenceStart(cards) : cards.length - 1;
       cards.forEach((code, i) => {
         const card = cardElement(code, i);
-        // Without sequence moves only a column's top card can be dragged: a touch on one
-        // under it scrolls the page (style.css), as on a face-down card.
-        if (!this.sequences && i < cards.length - 1) card.classList.add("fixed");
+        if (i < movable) card.classList.add("fixed");
         pile.append(card);
       });
     }
@@ -820,7 +831,9 @@ export class Table {
     }
     if (!press.draggable || !this.canPick(press.id, press.n)) {
       this.press = null;
-      if (press.draggable) this.refuseStack(press.id, press.n);
+      // A mouse dragging Chinese FreeCell cards that are no sequence is told why (a finger's
+      // swipe there scrolled the page, above).
+      if (press.draggable || (this.sequences && press.n > 1)) this.refuseStack(press.id, press.n);
       return;
     }
     this.startDrag(press, e);
