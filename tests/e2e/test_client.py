@@ -1808,6 +1808,11 @@ def test_keyboard_play_is_said_to_a_screen_reader(open_page, server: Server) -> 
     under = ", ".join(column[-2::-1])
     said = as_a_player_reads_it(f"t6: {column[-1]} on top, {len(column)} cards; under it {under}")
     expect(source).to_have_attribute("aria-label", said)
+    # Enter where there is nothing to pick says so, rather than nothing.
+    pile(page, "f0").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("message")).to_contain_text("A card on a foundation stays there")
+    expect(pile(page, "f0")).to_have_attribute("aria-pressed", "false")
     source.focus()
     page.keyboard.press("Enter")  # Spanish deal 3: t6-t0 is legal
     expect(source).to_have_attribute("aria-pressed", "true")
@@ -1972,6 +1977,12 @@ def test_profiles_and_all_time_boards(open_page, server: Server) -> None:
     expect(recent).to_contain_text("Countess")
     expect(recent).to_contain_text("Resigned")
     shot(page, "20-profile")
+    # Its two "Countess" links say where each goes, to a screen reader's list of links too.
+    expect(profile.get_by_role("link", name="Countess: all-time board", exact=True)).to_have_count(
+        1
+    )
+    game_link = f"Countess, {day}: open the game"
+    expect(profile.get_by_role("link", name=game_link, exact=True)).to_have_count(1)
 
     page.get_by_role("navigation").get_by_role("link", name="Boards").click()
     expect(page.get_by_test_id("alltime")).to_be_visible()

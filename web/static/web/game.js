@@ -470,6 +470,10 @@ export class GameView {
       this.hint();
     } else if ((e.key === "d" || e.key === "D") && !this.readOnly) {
       if ((this.server.legal_moves || []).includes("draw")) this.submit("draw");
+      // A key that does nothing says why, where there is a stock to draw from (Countess).
+      else if (this.variant.piles && this.variant.piles.waste && this.server.status === "playing") {
+        this.message("The stock is empty: there is nothing left to draw.", "info");
+      }
     }
   }
 

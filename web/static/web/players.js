@@ -45,7 +45,9 @@ export async function renderProfile(root, username, { variants, me }) {
   const daily = order.filter((id) => p.daily[id]).map((id) => {
     const d = p.daily[id];
     return h("tr", {},
-      h("td", {}, h("a", { href: `#/leaderboards/${id}` }, variantName(variants, id))),
+      // Named for where each goes: a screen reader's list of links had two "Countess", this
+      // board's and a recent game's.
+      h("td", {}, h("a", { href: `#/leaderboards/${id}`, "aria-label": `${variantName(variants, id)}: all-time board` }, variantName(variants, id))),
       h("td", {}, String(d.played)),
       h("td", {}, String(d.wins)),
       h("td", {}, ratioText(d.best_par_ratio)),
@@ -54,7 +56,7 @@ export async function renderProfile(root, username, { variants, me }) {
   });
   const recent = p.recent.map((r) => h("tr", { "data-testid": "recent-row" },
     h("td", { class: "nowrap" }, r.date),
-    h("td", {}, h("a", { href: isMe ? `#/play/${r.game_id}` : `#/watch/${r.game_id}` }, variantName(variants, r.variant))),
+    h("td", {}, h("a", { href: isMe ? `#/play/${r.game_id}` : `#/watch/${r.game_id}`, "aria-label": `${variantName(variants, r.variant)}, ${r.date}: ${isMe ? "open the game" : "watch the game"}` }, variantName(variants, r.variant))),
     h("td", {}, r.status === "won" ? "Won \u2713" : r.day_over ? "Open at day's end" : statusText(r.status)),
     h("td", {}, String(r.foundation_cards)),
     h("td", {}, String(r.moves)),

@@ -753,6 +753,18 @@ export class Table {
     }
   }
 
+  // Why Enter on pile `id`, with nothing picked, picks nothing: a foundation's cards stay, an
+  // empty pile has none (the stock, drawn from, is not one of these). Null where it picks.
+  nothingToPick(id) {
+    if (this.readOnly || !this.state || this.state.status !== "playing") return null;
+    if (id === "stock" && !this.state.stock.top) {
+      return this.state.stock.count > 0 ? null : "The stock is empty: there is nothing left to draw.";
+    }
+    if (id[0] === "f") return "A card on a foundation stays there: pick a card elsewhere to bring here.";
+    if (!pileCards(this.state, id).length) return "Nothing to pick up: this pile is empty.";
+    return null;
+  }
+
   // Double click / double tap: to a foundation, if the rules allow it.
   toFoundation(id) {
     if (this.readOnly || !this.state || this.state.status !== "playing") return;
@@ -963,6 +975,11 @@ export class Table {
     const id = pileEl.dataset.pile;
     if (e.key === "Enter" || e.key === " ") {
       e.preventDefault();
+      const why = this.picked ? null : this.nothingToPick(id);
+      if (why) {
+        this.onMessage(why); // a key that did nothing said nothing, where a click shows no pick
+        return;
+      }
       if (this.sequences && this.picked && this.picked.pile === id) {
         // Enter again on the picked pile takes more cards: the next count some legal move
         // takes (one to three may have no move where four has one); past the last, it cancels.
