@@ -1116,6 +1116,42 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
     assert rows == 1, f"{rows} rows of piles at 1024x480 beside the leaderboard"
 
 
+COLW_JS = (
+    "document.querySelector('[data-testid=table] .tableau-pile').getBoundingClientRect().width"
+)
+
+
+def test_a_card_moved_onto_the_longest_pile_and_off_again_leaves_the_cards_their_size(
+    open_page, server: Server
+) -> None:
+    """The cards shrink as the longest pile grows, so that its last card stays on screen; they
+    grew back as soon as it was a card shorter, so a card moved on and off it resized the
+    whole table each time (14 times in a Chinese FreeCell game held sideways), moving the
+    piles under the player's finger. They grow back once it is three cards shorter."""
+    name, token = server.register()
+    deal, _, line = LONG_PILES["portuguese"]
+    game = server.request("POST", "/api/games", {"variant": "portuguese", "deal": deal}, token)
+    page = open_page({"width": 844, "height": 390}, has_touch=True, is_mobile=True)
+    log_in_to_game(page, name, game["id"])
+    sizes = [page.evaluate(COLW_JS)]
+    moves = line.split()
+    for v, move in enumerate(moves, start=1):
+        server.play(game["id"], token, [move])
+        wait_version(page, v)
+        sizes.append(page.evaluate(COLW_JS))
+        if sizes[-1] < sizes[-2]:
+            break
+    else:
+        raise AssertionError(f"the cards never shrank as the pile grew: {sizes}")
+    shrunk, v = sizes[-1], len(sizes) - 1
+    server.play(game["id"], token, ["undo"])  # the pile a card shorter again
+    wait_version(page, v + 1)
+    assert page.evaluate(COLW_JS) == shrunk, sizes
+    server.play(game["id"], token, ["undo", "undo", "undo"])  # three shorter: they grow
+    wait_version(page, v + 4)
+    assert page.evaluate(COLW_JS) > shrunk, sizes
+
+
 def test_a_phone_held_sideways_places_the_bar_where_the_cards_are_largest(
     open_page, server: Server
 ) -> None:

@@ -27,6 +27,10 @@ const ONE_ROW = 46; // the narrowest card that keeps the tableau on one row (els
 const ONE_ROW_SHORT = 38; // … on a screen under 500px high held sideways, where two rows overflow
 const MIN_SIDE_COLW = 34; // … and the narrowest card there, the top row's piles beside the tableau
 const FIT_AT_LEAST = 8; // piles are fitted as if this long, so the cards keep their size early on
+// The cards grow back only once the longest pile is this many cards shorter than the one they
+// were sized for: a card moved onto it and off again resized every card on the table each
+// time (Chinese FreeCell held sideways: 14 times in a game), moving the targets under a finger.
+const REGROW_SLACK = 3;
 // How many cards a deal puts on the tableau (RULES.md P1, S1, K1, B1, F1), round-robin (D3).
 const DEALT = { portuguese: 52, spanish: 52, countess: 4, barricade: 36, chinese_freecell: 78 };
 // A phone held sideways (style.css, the same media query): the game's bar may stand in a column
@@ -289,7 +293,7 @@ export class Table {
       if (fits) [colw, top] = [fit, fitTop];
       return { gap, cols, colw, top, side: null, room: 0, fits };
     }
-    const longest = Math.max(FIT_AT_LEAST, ...lengths);
+    const longest = this.sizedFor(Math.max(FIT_AT_LEAST, ...lengths));
     const pile = (c) => pileHeight(c, longest);
     while (colw > MIN_FIT_COLW && above(top) + pile(colw) > avail) {
       colw = Math.max(MIN_FIT_COLW, colw - 2);
@@ -310,6 +314,14 @@ export class Table {
       }
     }
     return { gap, cols, colw, top, side: null, room: avail - above(top) - 2, fits: fitsNow };
+  }
+
+  // The pile length the cards are sized for: the longest pile's as it grows, kept as it
+  // shrinks until it is REGROW_SLACK cards shorter.
+  sizedFor(longest) {
+    const was = this.sizedLength || 0;
+    if (longest > was || longest <= was - REGROW_SLACK) this.sizedLength = longest;
+    return this.sizedLength;
   }
 
   // Whether the top row's two lines are the stock (or cells) beside the foundations in a block
