@@ -11,8 +11,31 @@ from django.http import HttpRequest, HttpResponse
 
 from server.body_rules import body_refusal
 from server.errors import handler400, json_error
+from web.views import ADMIN_POLICY  # the pages' policies live with the pages
 
 security_log = logging.getLogger("django.security.DisallowedHost")
+
+
+class ResponseHeadersMiddleware:
+    """Headers for whole families of answers, set where a view set none of its own.
+
+    Under /api/, `Cache-Control: no-store`: its answers are live, most are one player's (a
+    token, a game), and none said so, so a cache on the way, or the browser's, was free to keep
+    them. Under /admin/, the admin's Content-Security-Policy: every other page had one.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        path = request.path
+        if path.startswith("/api/"):
+            if "Cache-Control" not in response:
+                response["Cache-Control"] = "no-store"
+        elif path.startswith("/admin/") and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = ADMIN_POLICY
+        return response
 
 
 class KnownHostMiddleware:

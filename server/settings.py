@@ -98,6 +98,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "server.middleware.KnownHostMiddleware",
+    "server.middleware.ResponseHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "server.middleware.BodySizeLimitMiddleware",

@@ -28,6 +28,10 @@ API_DOCS_POLICY = (
     "form-action 'self'; frame-ancestors 'none'"
 )
 
+# The admin (Django's own pages): its scripts and styles are its static files, with no inline
+# script; its styles may be inline, which its scripts may set. Django sends no policy of its own.
+ADMIN_POLICY = API_DOCS_POLICY
+
 
 # The client's modules but app.js, which imports them: the page names them all as it loads, so
 # the browser fetches them at once with app.js, not a level of imports per round trip (app.js,

@@ -53,3 +53,10 @@ def test_nothing_there_changes_a_game(staff, api):  # noqa: ANN001
     assert b"Save" not in staff.get(change).content
     stored = Game.objects.get(pk=game["id"])
     assert (stored.version, stored.status) == (0, "playing")
+
+
+def test_the_admins_pages_send_a_content_security_policy(staff, anon):  # noqa: ANN001
+    """As every other page of the server does: its own scripts only, and no framing."""
+    for client, path in ((anon, "/admin/login/"), (staff, "/admin/games/game/")):
+        policy = client.get(path)["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy, path

@@ -23,7 +23,8 @@ def test_register_returns_username_and_token(anon):  # noqa: ANN001
 
 
 def test_register_then_token_then_me(anon):  # noqa: ANN001
-    token = register(anon).json()["token"]
+    registered = register(anon)
+    token = registered.json()["token"]
     res = anon.post(
         "/api/auth/token", {"username": "carol", "password": "correct-horse-9"}, format="json"
     )
@@ -33,6 +34,9 @@ def test_register_then_token_then_me(anon):  # noqa: ANN001
     assert me.status_code == 200
     assert me.json()["username"] == "carol"
     assert me.json()["stats"]["played"] == 0
+    # A token, a player's own stats: no cache on the way, nor the browser's, keeps them.
+    for answer in (registered, res, me):
+        assert answer["Cache-Control"] == "no-store", answer.wsgi_request.path
 
 
 def test_revoking_the_token_ends_it_and_signing_in_issues_a_new_one(anon):  # noqa: ANN001

@@ -486,6 +486,17 @@ def test_a_games_buttons_take_a_fingers_tap_of_40px(
         assert tall >= 40, f"{testid} takes taps over {tall}px at {width}x{height}"
 
 
+def test_the_admins_sign_in_page_runs_under_its_policy(open_page, server: Server) -> None:
+    """The admin has a Content-Security-Policy of its own now: its page, its styles and its
+    scripts load under it, with nothing refused (open_page fails a test on a refusal)."""
+    page = open_page()
+    page.goto("/admin/login/")
+    expect(page.locator("#id_username")).to_be_visible()
+    # Its stylesheet applied: the header's colour is the admin's, not the browser's default.
+    header = page.locator("#header").evaluate("h => getComputedStyle(h).backgroundColor")
+    assert header not in ("rgba(0, 0, 0, 0)", "transparent"), header
+
+
 def test_the_pages_refuse_inline_scripts_and_other_servers(browser, server: Server) -> None:  # noqa: ANN001
     """The client's pages send a Content-Security-Policy: scripts, styles and sockets of this
     server only. Every other e2e page fails its test on a violation (conftest.open_page); on
