@@ -485,7 +485,7 @@ class LeaderboardConsumer(JsonFrameConsumer):
             day = socket_calls.board_day(self.date, self.variant)
         except AppError as exc:
             return await self.refuse_socket(exc, msg_id)
-        # The group is named by the day as written canonically (the URL may say 2026-W48-4).
+        # The group is named by the day as the board's pushes name it (YYYY-MM-DD).
         await self.subscribe(leaderboards.board_group(day.isoformat(), self.variant))
         frame = await socket_calls.board_call(socket_calls.load_board)(self.date, self.variant)
         if isinstance(frame, AppError):

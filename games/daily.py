@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import multiprocessing as mp
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -264,12 +265,18 @@ def ensure_day(date: dt.date) -> list[DailyChallenge]:
     return [found[v] for v in VARIANT_IDS if v in found]
 
 
+# A day as the API writes it, YYYY-MM-DD, and nothing else: `date.fromisoformat` also reads ISO
+# week dates (`2026-W48-7`, `2026W487`), and Python 3.11's took `2026W487xx` for a day, ignoring
+# the two characters after it.
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
 def parse_day(raw: str) -> dt.date:
     """A challenge date from a URL: malformed is 400, a day not yet begun is 404."""
     try:
-        date = dt.date.fromisoformat(raw)
-        if len(raw) != 10:
+        if not _DAY.fullmatch(raw):
             raise ValueError(raw)
+        date = dt.date.fromisoformat(raw)
     except ValueError:
         raise AppError("bad_date", f"'{raw[:20]}' is not a date like 2026-11-22.") from None
     if date > clock.today():

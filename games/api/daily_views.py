@@ -36,8 +36,7 @@ VARIANT_PARAM = OpenApiParameter(
     OpenApiParameter.PATH,
     description="one of the five games (`GET /api/variants`)",
 )
-# A challenge's URL: its day (UTC; ISO 8601, so an ISO week date such as 2026-W48-4 names the
-# same day) and its game.
+# A challenge's URL: its day (UTC, YYYY-MM-DD only: games.daily.parse_day) and its game.
 CHALLENGE_PARAMS = [
     OpenApiParameter(
         "date",

@@ -218,6 +218,10 @@ def test_concurrent_first_play_makes_one_attempt(api, user, monkeypatch):  # noq
     [
         ("/api/daily/2026-13-45/portuguese/play", 400, "bad_date"),
         ("/api/daily/yesterday/portuguese/play", 400, "bad_date"),
+        # ISO week dates are not the API's days; one with junk after it was read as a day.
+        ("/api/daily/2026W487xx/portuguese/play", 400, "bad_date"),
+        ("/api/daily/2026-W48-7/portuguese/play", 400, "bad_date"),
+        ("/api/daily/2026W487/portuguese/play", 400, "bad_date"),
         ("/api/daily/{today}/klondike/play", 404, "unknown_variant"),
         ("/api/daily/{future}/portuguese/play", 404, "not_found"),
         ("/api/daily/2001-01-01/portuguese/play", 404, "not_found"),
