@@ -242,11 +242,17 @@ def _too_large(text: str, limit: int) -> bool:
     return len(text) > limit >> 2 and len(text.encode("utf-8", "surrogatepass")) > limit
 
 
+def _quoted(value: Any) -> str:
+    """A value a refusal quotes, as JSON, cut at 32 bytes (a character the cut splits is
+    replaced, not a UnicodeDecodeError that would close the socket)."""
+    return orjson.dumps(value)[:32].decode(errors="replace")
+
+
 def _type_refusal(frame: dict) -> str:
     """Why a frame's `t` is not a message type: missing, or not a string."""
     if "t" not in frame:
         return 'A frame needs "t", its message type: {"t": TYPE, "d": DATA}.'
-    return f'"t" is a message type, a string, not {orjson.dumps(frame["t"])[:32].decode()}.'
+    return f'"t" is a message type, a string, not {_quoted(frame["t"])}.'
 
 
 def _version_refusal(action: str, data: dict) -> str:
@@ -257,7 +263,7 @@ def _version_refusal(action: str, data: dict) -> str:
         return f"{needs}."
     v = data["v"]
     too_large = isinstance(v, float) and abs(v) > MAX_VERSION  # sent as a whole number, maybe
-    sent = "a number that large" if too_large else orjson.dumps(v)[:32].decode(errors="replace")
+    sent = "a number that large" if too_large else _quoted(v)
     return f"{needs}, a whole number from 0 to {MAX_VERSION}, not {sent}."
 
 
@@ -266,7 +272,7 @@ def _move_refusal(data: dict) -> str:
     needs = 'A move frame needs "d": {"move": "t3-f0", "v": N}'
     if "move" not in data:
         return f"{needs}."
-    return f'{needs}: "move" is a string, not {orjson.dumps(data["move"])[:32].decode()}.'
+    return f'{needs}: "move" is a string, not {_quoted(data["move"])}.'
 
 
 def _order(event: dict) -> tuple[int, int]:
