@@ -266,8 +266,8 @@ async def test_a_version_that_is_not_one_is_named_in_the_refusal(user, v, says):
         ('{"t": "move", "d": {"id": "x-1", "v": 0}}', 'A move frame needs "d": {"move"'),
         ('{"t": "move", "d": {"id": "x-1", "move": 5, "v": 0}}', '"move" is a string, not 5.'),
         # Quoted up to 32 bytes: a cut through a character's bytes is no error of the server's.
-        ('{"t": ["' + "é" * 20 + '"], "d": {"id": "x-1"}}', '"t" is a message type'),
-        ('{"t": "move", "d": {"id": "x-1", "move": ["' + "é" * 20 + '"], "v": 0}}', "not ["),
+        ('{"t": ["a' + "é" * 20 + '"], "d": {"id": "x-1"}}', '"t" is a message type'),
+        ('{"t": "move", "d": {"id": "x-1", "move": ["a' + "é" * 20 + '"], "v": 0}}', "not ["),
     ],
 )
 async def test_a_frame_refused_for_its_type_or_move_says_which_and_keeps_its_id(user, raw, says):  # noqa: ANN001
