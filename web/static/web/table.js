@@ -770,7 +770,7 @@ export class Table {
   nothingToPick(id) {
     if (this.readOnly || !this.state || this.state.status !== "playing") return null;
     if (id === "stock" && !this.state.stock.top) {
-      return this.state.stock.count > 0 ? null : "The stock is empty: there is nothing left to draw.";
+      return this.state.stock.count > 0 ? null : "The stock is empty.";
     }
     if (id[0] === "f") return "A card on a foundation stays there: pick a card elsewhere to bring here.";
     if (!pileCards(this.state, id).length) return "Nothing to pick up: this pile is empty.";
