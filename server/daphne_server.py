@@ -469,6 +469,10 @@ class ProjectHTTPChannel(http.HTTPChannel):
 
     def dataReceived(self, data: bytes) -> None:  # noqa: N802 - Twisted's name
         if not self.refused_head:
+            # The request's time starts with its first byte, not its first whole line: a
+            # request line sent a byte every few seconds, never ended, had no limit at all.
+            if data and self._request_timer is None and self.request_seconds:
+                self._start_request_timer()
             return super().dataReceived(data)
         self._discarded += len(data)
         if self._discarded > LINGER_BYTES:
@@ -479,10 +483,7 @@ class ProjectHTTPChannel(http.HTTPChannel):
         if self.refused_head:
             return  # lines of the same read, after the one refused
         if self._request_timer is None and self.request_seconds:
-            from twisted.internet import reactor  # the one daphne runs, installed by now
-
-            self._request_timer = reactor.callLater(self.request_seconds, self._too_slow)
-            self._in_body = False
+            self._start_request_timer()  # a request after one ended in the same read
         if self._receivedHeaderSize + len(line) > self.totalHeadersSize:
             return self._refuse_head(
                 431, f"The request head is over {self.totalHeadersSize} bytes."
@@ -498,6 +499,12 @@ class ProjectHTTPChannel(http.HTTPChannel):
     def allHeadersReceived(self) -> None:  # noqa: N802 - Twisted's name
         self._in_body = True
         super().allHeadersReceived()
+
+    def _start_request_timer(self) -> None:
+        from twisted.internet import reactor  # the one daphne runs, installed by now
+
+        self._request_timer = reactor.callLater(self.request_seconds, self._too_slow)
+        self._in_body = False
 
     def _stop_request_timer(self) -> None:
         timer, self._request_timer = self._request_timer, None

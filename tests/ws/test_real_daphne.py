@@ -673,6 +673,14 @@ def test_a_head_that_trickles_in_is_answered_408_once_its_time_is_up(strict_serv
     assert answer.startswith(b"HTTP/1.1 200 OK"), answer[:200]
 
 
+def test_a_request_line_that_trickles_in_is_answered_408_once_its_time_is_up(strict_server):  # noqa: ANN001
+    """The time started with the first whole line: a request line sent a byte at a time, and
+    never ended, held its connection with no limit (each byte restarted the idle timeout)."""
+    answer, took = _trickle(strict_server, "G", itertools.repeat(b"a"))
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer[:200]
+    assert b"request head took over 1 s to arrive" in answer and 0.9 < took < 3.5
+
+
 def test_a_body_that_trickles_in_is_answered_408_once_its_time_is_up(strict_server):  # noqa: ANN001
     """A body under the size limit, sent a few bytes at a time after a prompt head, held its
     connection for as long as the client liked: the request's time covers its body too."""
