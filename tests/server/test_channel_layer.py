@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -94,3 +95,22 @@ def test_a_layer_that_cannot_tell_at_once_is_always_sent_to():
 
     assert may_reach_others(RemoteLayer(), 1, "mover")
     assert not may_reach_others(InProcessChannelLayer(), 1, "mover")
+
+
+def test_a_groups_over_capacity_lines_are_logged_once_a_minute(caplog):  # noqa: ANN001
+    """A killed process leaves its channels in their games' groups for a day, and every move
+    on those games logged a line: at most one a minute now, saying how many it stands for."""
+    from server.channel_layer import RedisLayer
+
+    layer = RedisLayer(hosts=["redis://127.0.0.1:6379/0"])  # never connects here
+    with caplog.at_level(logging.INFO, logger="server.channel_layer"):
+        for second in range(100):
+            layer._log_over_capacity("game.7", 1, 2, 1000.0 + second / 10)
+        layer._log_over_capacity("game.8", 1, 1, 1009.0)  # another group has its own minute
+        layer._log_over_capacity("game.7", 1, 2, 1061.0)
+    lines = [r.getMessage() for r in caplog.records if "over capacity" in r.getMessage()]
+    assert lines == [
+        "1 of 2 channels over capacity in group game.7",
+        "1 of 1 channels over capacity in group game.8",
+        "1 of 2 channels over capacity in group game.7 (and in 99 sends before it, not logged)",
+    ]
