@@ -47,7 +47,15 @@ RANK_NAMES = {"A": "Ace", "T": "10", "J": "Jack", "Q": "Queen", "K": "King"}
 SUIT_NAMES = {"C": "Clubs", "D": "Diamonds", "H": "Hearts", "S": "Spades"}
 
 
-# The top row of the table: piles sticking out of it, and the foundations' lines.
+# A tableau pile's width, the cards' (the piles are as wide as their cards).
+COLW_JS = (
+    "document.querySelector('[data-testid=table] .tableau-pile').getBoundingClientRect().width"
+)
+# How many rows the tableau's piles stand in.
+ROWS_JS = (
+    "new Set([...document.querySelectorAll('.tableau-pile')]"
+    ".map(p => Math.round(p.getBoundingClientRect().top))).size"
+)
 # How many tableau cards have their corner (rank and suit) covered by the card on them.
 COVERED_CORNERS_JS = """() => [...document.querySelectorAll('[data-testid=table] .tableau-pile')]
   .flatMap(p => { const cards = [...p.querySelectorAll('.card')];
@@ -56,6 +64,7 @@ COVERED_CORNERS_JS = """() => [...document.querySelectorAll('[data-testid=table]
         > cards[i + 1].getBoundingClientRect().top + 1); }).length"""
 # How far the page is wider than the window (px; 0 or less: no sideways scrolling).
 OVERFLOW_JS = "() => document.documentElement.scrollWidth - window.innerWidth"
+# The top row of the table: piles sticking out of it, and the foundations' lines.
 TOP_ROW_JS = """() => {
   const table = document.querySelector('[data-testid=table]').getBoundingClientRect();
   const piles = [...document.querySelectorAll('[data-testid=table] .top .pile')];
@@ -388,10 +397,7 @@ def test_a_daily_keeps_its_piles_in_one_row_beside_or_above_its_board(
     name, token, page, gid = ranked_portuguese(
         lambda: open_page({"width": width, "height": height}), server
     )
-    rows = page.evaluate(
-        "new Set([...document.querySelectorAll('.tableau-pile')]"
-        ".map(p => Math.round(p.getBoundingClientRect().top))).size"
-    )
+    rows = page.evaluate(ROWS_JS)
     assert rows == 1, f"{rows} rows of piles at {width}x{height}"
     table = page.locator(".table").bounding_box()
     board = page.get_by_test_id("leaderboard").bounding_box()
@@ -1120,16 +1126,8 @@ def test_a_phone_held_sideways_shows_a_long_pile_on_one_screen(open_page, server
     expect(page.get_by_test_id("leaderboard")).to_be_visible()
     box = page.evaluate(PLAYABLE_JS)
     assert box["bottom"] <= 480 and box["title"] <= 0, box
-    rows = page.evaluate(
-        "new Set([...document.querySelectorAll('.tableau-pile')]"
-        ".map(p => Math.round(p.getBoundingClientRect().top))).size"
-    )
+    rows = page.evaluate(ROWS_JS)
     assert rows == 1, f"{rows} rows of piles at 1024x480 beside the leaderboard"
-
-
-COLW_JS = (
-    "document.querySelector('[data-testid=table] .tableau-pile').getBoundingClientRect().width"
-)
 
 
 def test_a_card_moved_onto_the_longest_pile_and_off_again_leaves_the_cards_their_size(
@@ -1193,10 +1191,7 @@ def test_a_phone_held_sideways_places_the_bar_where_the_cards_are_largest(
                 box = open_on_screen(page, game, viewport, f"{variant}'s game {game['id']}")
                 assert box["wide"] <= 0 and box["title"] <= 0, (variant, size, box)
             open_game(page, fresh["id"])
-            colw = page.evaluate(
-                "document.querySelector('[data-testid=table] .tableau-pile')"
-                ".getBoundingClientRect().width"
-            )
+            colw = page.evaluate(COLW_JS)
             assert colw >= least, f"{variant}'s deal has {colw}px cards at {size}, not {least}"
             shot(page, f"13-{variant}-bar-{viewport['width']}", full_page=False)
         page.close()
@@ -1334,10 +1329,7 @@ def test_a_portrait_screen_shows_a_fresh_deal_whole(
             f" the {size} screen"
         )
         assert box["wide"] <= 0, (variant, size, box)
-        colw = page.evaluate(
-            "document.querySelector('[data-testid=table] .tableau-pile')"
-            ".getBoundingClientRect().width"
-        )
+        colw = page.evaluate(COLW_JS)
         if variant == "chinese_freecell":
             assert colw >= widest, f"{variant}'s cards are {colw}px wide at {size}"
         assert page.evaluate(COVERED_CORNERS_JS) == 0, f"card corners of {variant} are covered"
