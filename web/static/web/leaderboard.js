@@ -127,7 +127,9 @@ export class Leaderboard {
   row(e) {
     const isMe = this.me && e.username === this.me.username;
     const name = e.game_id != null && (isMe || this.canWatch())
-      ? h("a", { class: "name", href: isMe ? `#/play/${e.game_id}` : `#/watch/${e.game_id}`, title: isMe ? "Your game" : `Watch ${e.username}'s game`, "aria-label": isMe ? `${e.username}: your game` : `Watch ${e.username}'s game` }, e.username)
+      ? h("a", isMe
+        ? { class: "name", href: `#/play/${e.game_id}`, title: "Your game", "aria-label": `${e.username}: your game` }
+        : { class: "name", href: `#/watch/${e.game_id}`, title: `Watch ${e.username}'s game`, "aria-label": `Watch ${e.username}'s game` }, e.username)
       : h("span", { class: "name", title: `${e.username}: finish your own attempt to watch the others` }, e.username);
     return h("tr", { class: isMe ? "me" : "", "data-testid": "lb-row", "data-username": e.username, "data-rank": e.rank },
       h("td", {}, String(e.rank)),

@@ -855,9 +855,9 @@ export class Table {
     }
     if (!press.draggable || !this.canPick(press.id, press.n)) {
       this.press = null;
-      // A mouse dragging Chinese FreeCell cards that are no sequence is told why (a finger's
-      // swipe there scrolled the page, above).
-      if (press.draggable || (this.sequences && press.n > 1)) this.refuseStack(press.id, press.n);
+      // Cards that may not move together say why (refuseStack: only several cards, in Chinese
+      // FreeCell, can be refused so), dragged by a mouse; a finger's swipe there scrolled, above.
+      this.refuseStack(press.id, press.n);
       return;
     }
     this.startDrag(press, e);
