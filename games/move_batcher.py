@@ -45,18 +45,19 @@ def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> l
     without batching). A failed batch may have committed all the same (its connection died
     after its COMMIT went out), so the moves played again are answered as played if their
     games have them (`services.play_moves`' `landed`); so are the moves of a batch `resent`
-    after such a failure elsewhere (the event loop's writer).
+    after such a failure elsewhere (the event loop's writer). A batch the database refused
+    (`services.not_committed`) did not commit: its moves are played again as new.
     """
     try:
         outcomes: list = services.play_moves(requests, set() if resent else None)
-    except Exception:  # noqa: BLE001 - logged, and retried one by one below
+    except Exception as exc:  # noqa: BLE001 - logged, and retried one by one below
         # Logged here: if every move then plays alone, nothing else would tell of it.
         log.warning(
             "A move batch of %d failed; playing its moves one by one.", len(requests), exc_info=True
         )
         _drop_connection_if_broken()
         outcomes = []
-        landed: set[tuple[int, int]] = set()
+        landed = set() if resent or not services.not_committed(exc) else None
         for r in requests:
             try:
                 outcomes.append(services.play_move(r.game_id, r.user, r.move, r.v, landed))

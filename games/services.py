@@ -473,16 +473,27 @@ def _write_portable(moves: list[tuple], rows: list[tuple]) -> None:
 # those games come back. Under the row lock that always holds; without it (a batch played from
 # this process's cache, play_moves_async) it is the version check that the lock would have
 # made, taken by PostgreSQL under the row lock of the update itself. The games are named again
-# in `g.id = ANY(ids)`, so that every plan reaches them through the index (see _LOCK_SQL_PG).
+# as an array of ids, so that every plan reaches them through the index (see _LOCK_SQL_PG).
+#
+# `l` locks the games first, in id order, as _LOCK_SQL_PG does, and the update takes the array
+# of ids it returns, which is made (and so every lock taken) before the update reads a row. An
+# update alone locks rows in the order its plan meets them, which was the order of the batch's
+# moves: a batch written without the lock query, with moves on games Y then X, held Y while it
+# waited for X, which another writer, locking in id order, held while it waited for Y; and
+# PostgreSQL failed one of the two ("deadlock detected": a REST move answered 500). Under the
+# lock query the rows are this transaction's already, and `l` waits for nothing.
 _WRITE_BATCH_PG = (
-    "WITH r AS (SELECT (e->>0)::int AS version, e->1 AS state, (e->>2)::int AS fc, "
+    f"WITH l AS MATERIALIZED (SELECT id FROM {Game._meta.db_table} WHERE id = ANY(%s::bigint[]) "
+    "ORDER BY id FOR NO KEY UPDATE), "
+    "r AS (SELECT (e->>0)::int AS version, e->1 AS state, (e->>2)::int AS fc, "
     "(e->>3)::int AS seconds, (e->>4)::timestamptz AS last_move_at, e->>5 AS status, "
     "(e->>6)::timestamptz AS finished_at, (e->>7)::bigint AS id, (e->>8)::int AS prev "
     "FROM jsonb_array_elements(%s::jsonb) AS e), "
     f"g AS (UPDATE {Game._meta.db_table} AS g SET version = r.version, state = r.state, "
     "foundation_cards = r.fc, seconds = r.seconds, last_move_at = r.last_move_at, "
-    "status = r.status, finished_at = r.finished_at FROM r WHERE g.id = ANY(%s::bigint[]) "
-    "AND g.id = r.id AND g.version = r.prev AND g.status = 'playing' RETURNING g.id), "
+    "status = r.status, finished_at = r.finished_at FROM r "
+    "WHERE g.id = ANY(ARRAY(SELECT id FROM l)) AND g.id = r.id AND g.version = r.prev "
+    "AND g.status = 'playing' RETURNING g.id), "
     f"m AS (INSERT INTO {Move._meta.db_table} (game_id, n, move, at) "
     "SELECT (e->>0)::bigint, (e->>1)::int, e->>2, (e->>3)::timestamptz "
     "FROM jsonb_array_elements(%s::jsonb) AS e WHERE (e->>0)::bigint IN (SELECT id FROM g)) "
@@ -491,9 +502,9 @@ _WRITE_BATCH_PG = (
 
 
 def _postgresql_batch(moves: list[tuple], rows: list[tuple]) -> list[Any]:
-    """The parameters of _WRITE_BATCH_PG: the whole batch, whatever its size, in one statement,
-    its rows as two JSON documents, each row an array in the order of the statement's columns,
-    and between them the ids of its games (the index condition).
+    """The parameters of _WRITE_BATCH_PG: the whole batch, whatever its size, in one statement:
+    the ids of its games (to lock, and the index condition), then its rows as two JSON
+    documents, each row an array in the order of the statement's columns.
 
     One JSON encoding per batch is far cheaper than adapting each value in Python (Django's
     cursor quotes every parameter into the SQL text; psycopg's array dumpers escape every
@@ -506,7 +517,7 @@ def _postgresql_batch(moves: list[tuple], rows: list[tuple]) -> list[Any]:
         first[game_id] = n
     game_rows = [(*row, first[row[-1]] - 1) for row in rows]
     game_ids = [row[-1] for row in rows]
-    return [orjson.dumps(game_rows).decode(), game_ids, orjson.dumps(moves).decode()]
+    return [game_ids, orjson.dumps(game_rows).decode(), orjson.dumps(moves).decode()]
 
 
 def _on_finish(game: Game) -> None:
@@ -782,6 +793,29 @@ def _play_moves_pipelined(requests: list[MoveRequest]) -> list[Outcome | AppErro
 UNCERTAIN: Any = type("Uncertain", (), {"__repr__": lambda self: "UNCERTAIN"})()
 
 
+def not_committed(exc: BaseException) -> bool:
+    """Whether a write that raised `exc` surely did not commit: PostgreSQL refused one of its
+    statements with an ERROR, which aborts the transaction (its COMMIT, if one came, rolled
+    back) and leaves the session open. A lost connection, or a FATAL error that ends the
+    session, may have come after the COMMIT went through: uncertain.
+
+    A write known not to have committed is played again as new, so a copy of its move that
+    another socket landed meanwhile gets `stale_version`; played as resent, it was answered as
+    played too (an audit saw two `ack`s for one move after a deadlock)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, psycopg.Error) and seen.diag.severity_nonlocalized == "ERROR":
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def after_failure(exc: BaseException) -> Any:
+    """What a move of a failed write is handed to a thread as: None, to be played as new,
+    if the write surely did not commit; else UNCERTAIN, to be played as resent."""
+    return None if not_committed(exc) else UNCERTAIN
+
+
 async def play_moves_async(
     conn: Any, requests: list[MoveRequest]
 ) -> list[Outcome | AppError | None]:
@@ -815,11 +849,11 @@ async def play_moves_async(
     if stale:
         try:
             again = await _play_locked_async(conn, [requests[i] for i in stale])
-        except Exception:  # noqa: BLE001 - the others are committed: these go to a thread
+        except Exception as exc:  # noqa: BLE001 - the others are committed: these go to a thread
             log.warning(
                 "Moves replayed with the lock failed; retrying them on a thread.", exc_info=True
             )
-            again = [UNCERTAIN] * len(stale)
+            again = [after_failure(exc)] * len(stale)
         for i, result in zip(stale, again, strict=True):
             results[i] = result
     return results

@@ -137,13 +137,14 @@ def new_move_batcher() -> MoveBatcher:
     async def run(requests: list[services.MoveRequest]) -> list:
         try:
             results = await writer.write(requests)
-        except Exception:  # noqa: BLE001 - played again on a thread, which reports per move
+        except Exception as exc:  # noqa: BLE001 - played again on a thread, which reports per move
             log.warning(
                 "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
             )
-            results = [services.UNCERTAIN] * len(requests)
-        # Handed over: None, a batch for the ORM (it finishes a ranked attempt); UNCERTAIN,
-        # a write that failed, maybe after its COMMIT went out: played again as resent.
+            results = [services.after_failure(exc)] * len(requests)
+        # Handed over: None, a batch for the ORM (it finishes a ranked attempt) or one whose
+        # write surely did not commit; UNCERTAIN, a write that failed, maybe after its COMMIT
+        # went out: played again as resent.
         for kind, resent in ((None, False), (services.UNCERTAIN, True)):
             handed = [i for i, result in enumerate(results) if result is kind]
             if handed:

@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.postgres,
     pytest.mark.django_db(transaction=True),
 ]
-BROKEN_WRITE = "SELECT %s::jsonb, %s::bigint[], %s::int"  # the third is JSON text: always fails
+BROKEN_WRITE = "SELECT %s::bigint[], %s::jsonb, %s::int"  # the third is JSON text: always fails
 
 
 def _ranked_one_move_from_a_win(api) -> tuple[Game, str]:  # noqa: ANN001
@@ -180,6 +180,53 @@ def test_a_loop_batch_that_committed_but_lost_its_answer_is_answered_as_played(u
     assert list(Move.objects.filter(game=game).values_list("n", "move")) == [(1, move)]
 
 
+def _a_copy_of_a_landed_move(user) -> MoveRequest:  # noqa: ANN001
+    """A move another socket has already played on version 0, sent again on version 0."""
+    game = services.start_practice(user, "portuguese", 1)
+    move = legal(game)[0]
+    services.play_move(game.pk, user, move, 0)
+    return MoveRequest(game.pk, user, move, 0)
+
+
+def test_a_loop_batch_the_database_refused_is_played_again_as_new(user, monkeypatch):  # noqa: ANN001
+    """A batch PostgreSQL refused with an ERROR (a deadlock, say) did not commit: played again
+    on a thread, a copy in it of a move already played gets `stale_version`. Played as resent,
+    as after a lost connection, it was answered as played: two `ack`s for one move."""
+    copy = _a_copy_of_a_landed_move(user)
+
+    async def refused(self, requests):  # noqa: ANN001, ANN202
+        conn = await self._connection()
+        try:
+            await conn.execute("SELECT 1 / 0")  # an ERROR; the session goes on
+        finally:
+            self.idle.append(conn)
+
+    monkeypatch.setattr(LoopBatchWriter, "write", refused)
+    [answer] = _on_a_loop(lambda _writer: _through_a_batcher([copy]))
+    assert isinstance(answer, AppError) and answer.code == "stale_version", answer
+    assert Move.objects.filter(game_id=copy.game_id).count() == 1
+
+
+def test_a_thread_batch_the_database_refused_is_played_again_as_new(user, monkeypatch):  # noqa: ANN001
+    """As on the event loop: a batch refused with an ERROR is played again move by move as new,
+    not as resent."""
+    copy = _a_copy_of_a_landed_move(user)
+    play_moves = services.play_moves
+    calls = []
+
+    def refused_once(requests, landed=None):  # noqa: ANN001, ANN202
+        calls.append(landed)
+        if len(calls) == 1:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1 / 0")
+        return play_moves(requests, landed)
+
+    monkeypatch.setattr(services, "play_moves", refused_once)
+    [answer] = write_batch([copy])
+    assert isinstance(answer, AppError) and answer.code == "stale_version", answer
+    assert calls == [None, None]
+
+
 def test_a_copy_in_a_batch_handed_to_the_orm_is_still_stale(user, api):  # noqa: ANN001
     """A batch handed back because it wins a ranked attempt did not fail: a copy in it of a
     move already played (the same move on the same version) gets `stale_version`, as ever,
@@ -314,10 +361,11 @@ def test_a_batch_of_cached_games_is_written_without_the_lock_query(user, other_u
     results = _on_a_loop(lambda writer: writer.write(requests))
     expected = [e for e in EXPECTED if e != "not_found"]
     # The forbidden move's game had nothing written: it is played again with the lock (broken
-    # here), so that move alone is handed back for a thread to play, as one whose write failed.
+    # here), so that move alone is handed back for a thread to play, as new (None): the
+    # database refused the lock query, so nothing of that transaction committed.
     assert kinds(results, lambda answer: answer[0] if isinstance(answer, tuple) else answer) == [
         *expected[:4],
-        services.UNCERTAIN,
+        None,
         *expected[5:],
     ]
     assert results[3].extra["v"] == 2
@@ -517,7 +565,7 @@ def test_every_plan_of_the_batch_statements_reaches_games_by_id_however_small_th
             for name, statement in rows:
                 kind = "write" if "INSERT INTO" in statement else "lock"
                 ids = f"'{{{game.pk}}}'"
-                args = f"'[]', {ids}, '[]'" if kind == "write" else f"{ids}, '{{-1}}', {ids}"
+                args = f"{ids}, '[]', '[]'" if kind == "write" else f"{ids}, '{{-1}}', {ids}"
                 explained = await (await conn.execute(f"EXPLAIN EXECUTE {name}({args})")).fetchall()
                 plans[kind, mode] = "\n".join(line for (line,) in explained)
         await conn.execute("RESET plan_cache_mode")
@@ -561,3 +609,59 @@ def test_the_loop_writer_plays_an_undo_it_can_and_hands_the_others_to_the_orm(us
     assert version == 4
     assert Game.objects.get(pk=game.pk).state == deal.to_dict()
     call_command("replay_verify")
+
+
+async def _wait_for_a_lock_wait(conn: psycopg.AsyncConnection) -> None:
+    """Until some other session of this test's database waits for a row lock."""
+    for _ in range(500):
+        await conn.execute("SELECT pg_stat_clear_snapshot()")  # read afresh in a transaction
+        waiting = await (
+            await conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+        ).fetchone()
+        if waiting[0]:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no session came to wait for a lock")
+
+
+def test_a_batch_written_without_the_lock_query_takes_its_games_in_id_order(user):  # noqa: ANN001
+    """Every writer that locks several games takes them in id order, so no two can wait for
+    each other. A batch of cached games is written without the lock query, and its update
+    locked them in the order its moves came (a plan that hashes the batch's rows): with its
+    moves on Y, then X, it held Y and waited for X, which another writer held on its way to
+    Y, and PostgreSQL broke the cycle by failing one of them (an audit saw REST moves answer
+    500, and socket batches played twice). Now the write locks X first, holding nothing, and
+    the other writer gets Y."""
+    x = services.start_practice(user, "spanish", 1)
+    y = services.start_practice(user, "spanish", 2)
+    assert x.pk < y.pk
+    _cache(x, y)
+    requests = [MoveRequest(y.pk, user, legal(y)[0], 0), MoveRequest(x.pk, user, legal(x)[0], 0)]
+    lock = "SELECT id FROM games_game WHERE id = %s FOR UPDATE"
+
+    async def main(writer: LoopBatchWriter) -> list:
+        other = await psycopg.AsyncConnection.connect(**connection_params())
+        try:
+            await other.set_autocommit(False)
+            # This session finds the cycle, if there is one, long before the batch's own
+            # check (a second after it began to wait): it fails, and the batch goes on.
+            await other.execute("SET deadlock_timeout = '50ms'")
+            await other.execute(lock, [x.pk])  # a writer in id order, at X
+            batch = asyncio.ensure_future(writer.write(requests))
+            await _wait_for_a_lock_wait(other)  # the batch waits for X
+            try:
+                await other.execute(lock, [y.pk])  # on its way to Y
+            except psycopg.errors.DeadlockDetected:
+                pytest.fail("the batch held Y while it waited for X")
+            finally:
+                await other.rollback()
+            return await batch
+        finally:
+            await other.close()
+
+    results = _on_a_loop(main)
+    assert [answer[0] for answer in results] == [1, 1], results
+    assert Game.objects.filter(pk__in=[x.pk, y.pk], version=1).count() == 2
