@@ -458,11 +458,14 @@ class GameConsumer(JsonFrameConsumer):
         # group reached this socket meanwhile: a consumer handles one message at a time.
         self.version, frames = result
         self.stage = frames[0].stage
+        # The game's other sockets first, as a REST move does: once the mover hears of its move
+        # it may play the next through another process, whose state must not reach a watcher
+        # ahead of this one (game_frame would wait for this one only so long).
+        await fan_out(self.game_id, frames, exclude=self.channel_name)
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])
         if self.held:
             await self.release_held()
-        await fan_out(self.game_id, frames, exclude=self.channel_name)
 
 
 class LeaderboardConsumer(JsonFrameConsumer):
