@@ -10,6 +10,7 @@ channel layer group, so a watcher on another server process sees the move too.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from typing import Any
@@ -24,6 +25,8 @@ from games.services import MAX_VERSION
 from server.errors import AppError
 from server.json_input import DuplicateKey, check_unique_keys
 from server.lean_consumer import CLOSE_ABUSE, TOO_MANY_REFUSED, LeanWebsocketConsumer, TokenBucket
+
+log = logging.getLogger(__name__)
 
 CLOSE_NO_SUCH_PATH = 4404
 
@@ -221,6 +224,13 @@ class NoSuchSocket(JsonFrameConsumer):
 
 
 _ARTICLE = {"move": "A", "undo": "An"}
+# What a write hears when the database failed it (gone for a moment), even played again on its
+# own: an error like any other, not a socket closed with 1011 (PROTOCOL.md: an error never
+# closes the socket). Whether it landed is not known here, so the client is told to sync.
+_UNWRITTEN = (
+    "The server could not save your {action} just now, and cannot tell whether it was played: "
+    "sync to see where the game stands."
+)
 _ID_TYPES = (str, int)  # a tuple made once: `str | int` builds a union on every call
 
 
@@ -438,18 +448,22 @@ class GameConsumer(JsonFrameConsumer):
                 return await self._refuse(data, "bad_message", _version_refusal(action, data))
         if not self.is_owner:
             return await self._refuse(data, "forbidden", "You are watching: only the owner plays.")
-        if action == "resign":
-            try:
-                result = await socket_calls.on_thread(socket_calls.resign)(self.game_id, self.user)
-            except AppError as exc:
-                result = exc
-        else:  # a move or an undo, in the process's next batch
-            move = data["move"] if action == "move" else services.UNDO_REQUEST
-            request = services.MoveRequest(self.game_id, self.user, move, data["v"])
-            batcher = self.batcher
-            if batcher is None:
-                batcher = self.batcher = socket_calls.move_batcher()
-            result = await batcher.submit(request)
+        try:
+            if action == "resign":
+                resign = socket_calls.on_thread(socket_calls.resign)
+                result = await resign(self.game_id, self.user)
+            else:  # a move or an undo, in the process's next batch
+                move = data["move"] if action == "move" else services.UNDO_REQUEST
+                request = services.MoveRequest(self.game_id, self.user, move, data["v"])
+                batcher = self.batcher
+                if batcher is None:
+                    batcher = self.batcher = socket_calls.move_batcher()
+                result = await batcher.submit(request)
+        except AppError as exc:
+            result = exc
+        except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
+            log.exception("Game %s: a %s could not be written", self.game_id, action)
+            result = AppError("unavailable", _UNWRITTEN.format(action=action), reason="unavailable")
         if isinstance(result, AppError):
             # The error names the current version, but this socket has not been sent that
             # state: its version stays, so the states in between still reach it from the group.

@@ -41,11 +41,12 @@ def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> l
 
     If the batch as a whole fails (a database error, not a refused move), each move is played
     again in a transaction of its own, so one bad request cannot sink the others; a move that
-    fails alone too gets its exception back (its socket closes with an error, as it would have
-    without batching). A failed batch may have committed all the same (its connection died
-    after its COMMIT went out), so the moves played again are answered as played if their
-    games have them (`services.play_moves`' `landed`); so are the moves of a batch `resent`
-    after such a failure elsewhere (the event loop's writer). A batch the database refused
+    fails alone too gets its exception back (its socket hears that it could not be saved, as
+    it would have without batching). A failed batch may have committed all the same (its
+    connection died after its COMMIT went out), so the moves played again are answered as
+    played if their games have them (`services.play_moves`' `landed`); so are the moves of a
+    batch `resent` after such a failure elsewhere (the event loop's writer). A batch the
+    database refused
     (`services.not_committed`) did not commit: its moves are played again as new.
     """
     try:

@@ -238,6 +238,7 @@ async def test_a_stale_version_error_leaves_the_states_in_between_to_come(user):
         '{"d": {}}',
         '{"t": 5}',
         '{"t": "fly"}',
+        '{"t": "connect", "d": {"id": "x-1"}}',  # a handler's name, but no message type
         '{"t": "move"}',
         '{"t": "move", "d": {"v": 0}}',
         '{"t": "move", "d": {"move": "t0-t2"}}',
@@ -400,6 +401,21 @@ async def test_oversized_frame_is_refused(user):  # noqa: ANN001
     await comm.disconnect()
 
 
+async def test_a_frame_of_exactly_the_limit_is_read_and_one_byte_more_is_not(user, settings):  # noqa: ANN001
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    frame = '{"t":"ping","pad":"%s"}'
+    at_limit = frame % ("x" * (settings.MAX_WS_FRAME_BYTES - len(frame % "")))
+    assert len(at_limit.encode()) == settings.MAX_WS_FRAME_BYTES
+    await comm.send_to(text_data=at_limit)
+    assert await recv(comm) == {"t": "pong"}
+    await comm.send_to(text_data=at_limit.replace('"pad":"', '"pad":"x'))
+    err = await recv(comm)
+    assert err["d"]["code"] == "bad_message" and "too large" in err["d"]["detail"]
+    await comm.disconnect()
+
+
 async def test_the_frame_limit_counts_bytes_not_characters(user):  # noqa: ANN001
     """30,000 euro signs are 90,000 bytes on the wire: over the 64 KiB limit, though fewer
     characters than it. Just under it in bytes, a frame of them is read."""
@@ -471,6 +487,22 @@ async def test_a_client_that_waits_for_each_answer_is_never_rate_limited(user, s
     assert refused == [f"burst-{i}" for i in range(3, 7)]  # the last one had nothing behind it
     assert await version_and_moves(game.pk) == (12, 12)
     await comm.disconnect()
+
+
+async def test_the_abuse_close_comes_at_the_refusal_that_reaches_the_limit(user, settings):  # noqa: ANN001
+    """WS_ABUSE_REFUSALS refusals close the socket: the last of them is the close itself, so a
+    limit of 3 is two `rate_limited` errors, then 4429."""
+    settings.WS_RATE_PER_SECOND, settings.WS_RATE_BURST, settings.WS_ABUSE_REFUSALS = 0.001, 1, 3
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    await recv(comm)
+    for i in range(10):
+        await send(comm, "ping", {"id": i})
+    heard = []
+    while (out := await comm.receive_output(WAIT))["type"] != "websocket.close":
+        frame = json.loads(out["text"])
+        heard.append(frame["d"]["code"] if frame["t"] == "error" else frame["t"])
+    assert (out["code"], heard) == (4429, ["pong", "rate_limited", "rate_limited"])
 
 
 async def test_a_send_to_a_socket_that_is_gone_is_dropped_quietly():
@@ -778,6 +810,51 @@ async def test_a_state_whose_predecessor_never_comes_is_sent_after_a_short_wait(
     await send_to_game(game.pk, _state(1))  # the lost one, too late: older than what it has
     assert await watcher.receive_nothing(GameConsumer.gap_wait * 2)
     await watcher.disconnect()
+
+
+async def test_a_write_the_database_fails_is_an_error_frame_and_the_socket_stays(
+    user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+) -> None:
+    """A move, undo or resign whose write failed even when played again on its own (the
+    database gone for a moment) ended the consumer, and its socket closed with 1011; PROTOCOL.md
+    closes a socket only for its sign-in or for abuse. It now hears an error that says to sync,
+    and the socket plays on once the database is back."""
+    from django.db import OperationalError
+
+    from games import socket_calls
+    from games.move_batcher import MoveBatcher
+
+    def gone(*args) -> None:  # noqa: ANN002
+        raise OperationalError("server closed the connection unexpectedly")
+
+    async def gone_async(*args) -> None:  # noqa: ANN002
+        gone()
+
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    move = (await recv(comm))["d"]["legal_moves"][0]
+    monkeypatch.setattr(MoveBatcher, "submit", gone_async)
+    monkeypatch.setattr(socket_calls, "resign", gone)
+    for action, d in (
+        ("move", {"move": move, "v": 0, "id": "m-1"}),
+        ("undo", {"v": 0, "id": "u-1"}),
+        ("resign", {"id": "r-1"}),
+    ):
+        await send(comm, action, d)
+        error = (await recv(comm))["d"]
+        assert (error["id"], error["code"], error["reason"], error["v"]) == (
+            d["id"],
+            "forbidden",
+            "unavailable",
+            0,
+        )
+        assert f"could not save your {action}" in error["detail"] and "sync" in error["detail"]
+    monkeypatch.undo()
+    await send(comm, "move", {"move": move, "v": 0, "id": "m-2"})
+    assert await recv(comm) == {"t": "ack", "d": {"id": "m-2"}}
+    assert (await recv(comm))["v"] == 1
+    await comm.disconnect()
 
 
 async def test_a_sync_the_database_cannot_answer_is_an_error_frame_and_the_socket_stays(
