@@ -46,8 +46,8 @@ def write_batch(requests: list[services.MoveRequest], resent: bool = False) -> l
     connection died after its COMMIT went out), so the moves played again are answered as
     played if their games have them (`services.play_moves`' `landed`); so are the moves of a
     batch `resent` after such a failure elsewhere (the event loop's writer). A batch the
-    database refused
-    (`services.not_committed`) did not commit: its moves are played again as new.
+    database refused (`services.not_committed`) did not commit: its moves are played again
+    as new.
     """
     try:
         outcomes: list = services.play_moves(requests, set() if resent else None)
