@@ -14,7 +14,7 @@ from django.utils import timezone
 from games import clock, daily, engine, services
 from games.certification import WINNABLE
 from games.models import VARIANT_IDS, DailyChallenge, Game, Move
-from tests.conftest import play_line
+from tests.conftest import client_for, play_line
 
 pytestmark = pytest.mark.django_db
 
@@ -350,6 +350,8 @@ def test_practice_of_todays_deal_only_after_the_ranked_attempt(api):  # noqa: AN
     url = f"/api/daily/{today()}/portuguese/practice"
     assert api.post(url).status_code == 403
     game = play(api).json()
+    assert api.post(url).status_code == 403  # nor while the attempt is open
+    assert not Game.objects.filter(ranked=False).exists()
     api.post(f"/api/games/{game['id']}/resign")
     res = api.post(url)
     assert res.status_code == 201
@@ -379,6 +381,9 @@ def test_win_with_the_stored_line_ranks_first(api, other_api):  # noqa: ANN001
     ]
     assert board["entries"][0]["moves"] == len(line)
     assert board["entries"][0]["finished_at"] == final["finished_at"]  # one format: ...Z
+    late = api.post(f"/api/games/{game['id']}/resign")  # a win stands
+    assert late.status_code == 409 and late.json()["code"] == "game_over"
+    assert Game.objects.get(pk=game["id"]).status == "won"
     assert board["me"]["rank"] == 2
     daily_list = api.get("/api/daily").json()
     attempt = next(c for c in daily_list["challenges"] if c["variant"] == "portuguese")["attempt"]
@@ -559,10 +564,11 @@ def test_leaderboard_order_pagination_and_my_entry(api, make_user, user):  # noq
         (10, 40, 90, 2),
         (10, 40, 90, 1),
     ]
-    expected = []
+    expected, players = [], []
     for i, (cards, moves, secs, offset) in enumerate(specs):
+        players.append(make_user(f"p{i}"))
         finished_attempt(
-            make_user(f"p{i}"),
+            players[-1],
             challenge,
             "stuck",
             cards,
@@ -582,6 +588,11 @@ def test_leaderboard_order_pagination_and_my_entry(api, make_user, user):  # noq
     assert names == order
     assert [e["rank"] for e in page1["entries"] + page2["entries"]] == [1, 2, 3, 4, 5, 6]
     assert page1["total"] == 6 and page1["me"]["rank"] == 6 and page1["me"]["username"] == "alice"
+    # Each player's own rank, read apart from the board (`me`), is where the board has them:
+    # three of them tie on cards, and two of those on moves.
+    for player in players:
+        me = client_for(player).get(url).json()["me"]
+        assert me["rank"] == order.index(player.username) + 1, me
     assert api.get(url, {"page_size": 500}).status_code == 400
     assert api.get(url, {"page": "x"}).status_code == 400
 

@@ -328,6 +328,8 @@ def test_resign_ends_the_game_and_further_moves_are_game_over(api):  # noqa: ANN
     move = game["state"]["legal_moves"][0]
     res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
     assert res.status_code == 409 and res.json()["code"] == "game_over"
+    again = api.post(f"/api/games/{game['id']}/resign")
+    assert again.status_code == 409 and again.json()["code"] == "game_over"
 
 
 def test_variants_lists_the_five_games(api):  # noqa: ANN001

@@ -403,3 +403,21 @@ def test_a_result_whose_rank_cannot_be_read_still_answers_the_move(api, user, mo
     result = orjson.loads(frames[1].text)
     assert (version, result["t"], result["d"]["status"]) == (game.version + 1, "result", "won")
     assert result["d"]["rank"] is None
+
+
+def test_a_batch_that_fails_after_its_writes_leaves_nothing_behind(user, monkeypatch):  # noqa: ANN001
+    """A batch is one transaction: a failure after its rows were written (the commit refused,
+    a bug) takes them all back, the game's version and its move rows still equal."""
+    game = services.start_practice(user, "portuguese", 1)
+    persist = services._persist
+
+    def written_then_failed(moves, games):  # noqa: ANN001, ANN202
+        persist(moves, games)
+        raise DatabaseError("failed after the writes")
+
+    monkeypatch.setattr(services, "_can_pipeline", lambda: False)  # the ORM's transaction
+    monkeypatch.setattr(services, "_persist", written_then_failed)
+    with pytest.raises(DatabaseError):
+        services.play_moves([MoveRequest(game.pk, user, legal(game)[0], 0)])
+    game.refresh_from_db()
+    assert game.version == 0 and not Move.objects.filter(game=game).exists()

@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 from games import clock, daily
 from games.models import DailyChallenge
 from tests.conftest import client_for, play_line
-from tests.ws.helpers import connect, recv, send
+from tests.ws.helpers import WAIT, connect, recv, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -173,8 +173,11 @@ async def test_a_board_socket_certifying_today_holds_up_no_game_socket(user, mon
         for _ in range(settings.GAME_DB_THREADS)
     ]
     try:
-        while not started.is_set():
+        for _ in range(int(WAIT * 100)):  # a board socket that never certifies fails, not hangs
+            if started.is_set():
+                break
             await asyncio.sleep(0.01)
+        assert started.is_set(), "no board socket began to certify today's challenge"
         game_socket = await asyncio.wait_for(connect(f"/ws/games/{game.pk}", user), timeout=3)
         assert (await recv(game_socket))["t"] == "state"
     finally:

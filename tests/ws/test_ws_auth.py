@@ -264,6 +264,8 @@ async def test_deactivating_a_user_closes_every_socket_of_theirs(user, make_user
     assert (await sync_to_async(Game.objects.get)(pk=game.pk)).version == 0
     await other.send_to(text_data="still here")
     assert await other.receive_from(WAIT) == "still here"
+    late = await connect("/ws/echo", user)  # a new handshake with the same token
+    assert await late.receive_output(WAIT) == CLOSED_4401
 
 
 async def test_a_deleted_users_browser_socket_closes(user):  # noqa: ANN001
