@@ -588,3 +588,66 @@ def test_W1_the_par_choice_keeps_the_first_of_equals_and_stops_at_a_win(monkeypa
     results[:] = [(5, "unknown"), (9, "unknown"), (52, "won"), (60, "unknown")]
     cert = certify(W1_SECRET, W1_DAY, "countess", Budget(candidates=4, max_nodes=1, time_limit=1))
     assert (cert.deal, cert.par_cards, cert.winnable, asked) == (deals[2], 52, True, deals[:3])
+
+
+# Rules a mutation audit found checked only through the property tests, or not at all: each
+# now has a position of its own.
+
+
+def test_C3_a_next_rank_of_another_suit_goes_home_from_no_source() -> None:
+    """By suit, not by rank alone: a 3 of hearts does not go on the 2 of diamonds, from a
+    tableau pile, the waste, the stock or a free cell."""
+    plain = pos("portuguese", {0: "3H", 1: "3C"}, foundations={0: "2D", 1: "2S"})
+    countess = pos("countess", {0: "9S"}, foundations={0: "2D"}, waste="3H")
+    barricade = pos("barricade", {0: "9S"}, foundations={0: "2D"}, stock="3H")
+    freecell = pos("chinese_freecell", {0: "3H"}, cells={0: "3H"}, foundations={0: "2D"})
+    for state in (plain, countess, barricade, freecell):
+        assert not [m for m in state.legal_moves() if "-f" in m], state.variant
+
+
+def test_C3_only_an_ace_starts_a_foundation_from_every_source() -> None:
+    freecell = pos("chinese_freecell", {0: "2S"}, cells={0: "2H"})
+    countess = pos("countess", {0: "9S"}, waste="2H")
+    barricade = pos("barricade", {0: "9S"}, stock="2H")
+    for state in (freecell, countess, barricade):
+        assert not [m for m in state.legal_moves() if "-f" in m], state.variant
+
+
+def test_C4_nothing_goes_on_an_ace_from_the_waste_the_stock_or_a_cell() -> None:
+    countess = pos("countess", {0: "AS", 1: "5D"}, waste="KH")
+    assert "waste-t0" not in countess.legal_moves()
+    assert "Ace" in refused(countess, "waste-t0").message
+    assert "stock-t0" not in pos("barricade", {0: "AS", 1: "5D"}, stock="KH").legal_moves()
+    assert "c0-t0" not in pos("chinese_freecell", {0: "AS"}, cells={0: "KH"}).legal_moves()
+
+
+def test_F2_no_king_nor_a_sequence_headed_by_one_goes_on_an_ace() -> None:
+    state = pos("chinese_freecell", {0: "AS", 1: "5D KH", 2: "3S KD QS"})
+    assert not {"t1-t0", "t2-t0", "t2-t0:2"} & set(state.legal_moves())
+
+
+def test_F4_a_sequence_that_is_a_whole_pile_moves_as_a_unit() -> None:
+    state = pos("chinese_freecell", {0: "9H 8S", 1: "TD"})
+    assert "t0-t1:2" in state.legal_moves()
+    assert state.apply("t0-t1:2").to_dict()["tableau"][1] == ["TD", "9H", "8S"]
+
+
+def test_K2_every_countess_stock_card_is_face_down_to_the_last() -> None:
+    """The stock is face down, its top card too (unlike Barricade A's, B1): 48 hidden at the
+    deal, one fewer per draw, and the last draw turns up the last hidden card."""
+    state = new_game("countess", 2)
+    assert state.hidden_count == 48
+    assert state.apply("draw").hidden_count == 47
+    last = pos("countess", {0: "5C"}, stock="9H")
+    assert last.hidden_count == 1 and last.apply("draw").revealed
+
+
+def test_a_move_is_never_taken_back_at_the_deal() -> None:
+    """`before` (the server's undo) at move 0 refuses even a move the position could have come
+    from: a deal has no move before it."""
+    at_deal = pos("portuguese", {0: "5C", 1: "9H 8S"})  # 8S might have come from t0
+    with pytest.raises(EngineError) as refused_undo:
+        at_deal.before("t0-t1")
+    assert refused_undo.value.code == "illegal_move"
+    later = pos("portuguese", {0: "5C", 1: "9H 8S"}, moves=1)
+    assert later.before("t0-t1").to_dict()["tableau"][0] == ["5C", "8S"]

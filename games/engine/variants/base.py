@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..cards import FIRST_KING, make_deck
+from ..cards import make_deck
 from ..deal import deal_round_robin
 
 #: A layout function takes the shuffled talon (last card dealt first) and returns
@@ -58,20 +58,6 @@ class Variant:
     def deck(self) -> list[int]:
         """The unshuffled deck, in D1 order."""
         return make_deck(self.decks, self.suits)
-
-    def can_build(self, card: int, onto: int) -> bool:
-        """Whether ``card`` may go on the tableau card ``onto`` (C4 or F2)."""
-        if (card >> 2) + 1 != (onto >> 2):
-            return False
-        return self.build == "any_suit" or (card & 3) != (onto & 3)
-
-    def can_fill_empty(self, head: int) -> bool:
-        """Whether a card (or a sequence headed by it) may go to an empty tableau pile."""
-        if self.empty == "any":
-            return True
-        if self.empty == "never":
-            return False
-        return head >= FIRST_KING
 
     def rule(self, key: str) -> str:
         return self.rule_ids.get(key, "")
