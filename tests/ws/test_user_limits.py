@@ -94,11 +94,9 @@ async def test_a_users_syncs_answered_at_once_are_capped_and_a_waiting_client_ne
     assert (await recv(second))["t"] == "pong"
 
 
-class Broken:
-    """A move batcher whose batch raised what no move's refusal is (a database gone)."""
-
-    async def submit(self, request) -> None:  # noqa: ANN001
-        raise RuntimeError("the database went away")
+async def broken(self, data: dict) -> None:  # noqa: ANN001
+    """A handler that raised what nothing catches (a bug)."""
+    raise RuntimeError("a handler broke")
 
 
 async def test_a_socket_whose_consumer_crashed_no_longer_counts_for_its_user(
@@ -107,12 +105,15 @@ async def test_a_socket_whose_consumer_crashed_no_longer_counts_for_its_user(
 ) -> None:
     """A handler that raised ended the consumer without its disconnect: the socket stayed
     counted for good, and after WS_MAX_SOCKETS_PER_USER such crashes (reconnects during a
-    database outage) every new socket of the user was refused with 4429."""
+    database outage, before a failed write was an error frame) every new socket of the user
+    was refused with 4429."""
+    from games.consumers import GameConsumer
+
     game = await database_sync_to_async(services.start_practice)(user, "portuguese", 1)
     comm = await connect(f"/ws/games/{game.pk}", user)
-    state = await recv(comm)
+    await recv(comm)
     assert lean_consumer._users[user.pk].open == 1
-    monkeypatch.setattr(socket_calls, "move_batcher", Broken)
+    monkeypatch.setattr(GameConsumer, "on_ping", broken)
     layer = get_channel_layer()
     left: list[str] = []
     discard = layer.group_discard
@@ -122,9 +123,8 @@ async def test_a_socket_whose_consumer_crashed_no_longer_counts_for_its_user(
         await discard(group, channel)
 
     monkeypatch.setattr(layer, "group_discard", recorded)
-    move = state["d"]["legal_moves"][0]
-    await send(comm, "move", {"move": move, "v": 0, "id": "m-1"})
-    with pytest.raises(RuntimeError, match="the database went away"):
+    await send(comm, "ping")
+    with pytest.raises(RuntimeError, match="a handler broke"):
         await comm.receive_output(timeout=3)
     assert user.pk not in lean_consumer._users  # counted no more
     assert game_group(game.pk) in left  # and out of its game's group
