@@ -364,8 +364,12 @@ class GameConsumer(JsonFrameConsumer):
         self.held.sort(key=lambda group: _order(group[0]))
         await self.release_held()
 
-    # How long a state ahead of a missing one waits for it (game_frame).
-    gap_wait = 0.25
+    # How long a state ahead of a missing one waits for it (game_frame): a quarter of a second
+    # let a mover's process that stalled between answering and fanning out (an audit stopped it
+    # for 0.6 s) have its state dropped as late, when its mover's next move, made through
+    # another process, reached a watcher first. A state lost outright (which a healthy layer
+    # does not do) holds the ones after it this long.
+    gap_wait = 1.0
     _gap_timer: asyncio.TimerHandle | None = None
 
     def _newer(self, event: dict) -> bool:
@@ -472,14 +476,17 @@ class GameConsumer(JsonFrameConsumer):
         # group reached this socket meanwhile: a consumer handles one message at a time.
         self.version, frames = result
         self.stage = frames[0].stage
-        # The game's other sockets first, as a REST move does: once the mover hears of its move
-        # it may play the next through another process, whose state must not reach a watcher
-        # ahead of this one (game_frame would wait for this one only so long).
-        await fan_out(self.game_id, frames, exclude=self.channel_name)
         ack = encode({"t": "ack", "d": {"id": data.get("id")}})
         await self.send_texts([ack, *[frame.text for frame in frames]])
         if self.held:
             await self.release_held()
+        # The mover first, then the game's other sockets. The other way round, a mover who
+        # plays on at once through another process could never have its next state reach a
+        # watcher ahead of this one; but with Redis every move's answer then waited for the
+        # group send's round trip, and two workers made 6-10 % fewer moves a second
+        # (docs/performance.md, "Session 65"). A state that comes late is waited for
+        # (`gap_wait`), long enough for any stall short of a second.
+        await fan_out(self.game_id, frames, exclude=self.channel_name)
 
 
 class LeaderboardConsumer(JsonFrameConsumer):
