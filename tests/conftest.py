@@ -211,6 +211,12 @@ async def layer_down(*args: object, **kwargs: object) -> None:
     raise redis_down()
 
 
+# Whether a backend waits for a lock the given one holds (PostgreSQL).
+WAITING_ON_THE_HOLDER = (
+    "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+)
+
+
 def play_line(api: APIClient, game_id: int, line: list[str], v: int = 0) -> dict:
     """Play moves one by one through REST, each on the version the previous one returned."""
     body: dict = {}

@@ -23,7 +23,7 @@ from games.move_batcher import write_batch
 from games.services import MoveRequest
 from server.errors import AppError
 from tests.batches import EXPECTED, kinds, legal, mixed_batch
-from tests.conftest import play_line
+from tests.conftest import WAITING_ON_THE_HOLDER, play_line
 
 pytestmark = [
     pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="DATABASE_URL not set"),
@@ -611,20 +611,15 @@ def test_the_loop_writer_plays_an_undo_it_can_and_hands_the_others_to_the_orm(us
     call_command("replay_verify")
 
 
-async def _wait_for_a_lock_wait(conn: psycopg.AsyncConnection) -> None:
-    """Until some other session of this test's database waits for a row lock."""
+async def _wait_for_a_lock_wait(holder: psycopg.AsyncConnection) -> None:
+    """Until another session waits for a lock `holder` holds."""
     for _ in range(500):
-        await conn.execute("SELECT pg_stat_clear_snapshot()")  # read afresh in a transaction
-        waiting = await (
-            await conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-            )
-        ).fetchone()
-        if waiting[0]:
+        await holder.execute("SELECT pg_stat_clear_snapshot()")  # read afresh in a transaction
+        waiting = await holder.execute(WAITING_ON_THE_HOLDER, [holder.info.backend_pid])
+        if (await waiting.fetchone())[0]:
             return
         await asyncio.sleep(0.01)
-    raise AssertionError("no session came to wait for a lock")
+    raise AssertionError("no session came to wait for a lock this one holds")
 
 
 def test_a_batch_written_without_the_lock_query_takes_its_games_in_id_order(user):  # noqa: ANN001

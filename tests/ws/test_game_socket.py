@@ -7,6 +7,7 @@ import json
 import orjson
 import pytest
 from channels.db import database_sync_to_async
+from django.db import OperationalError
 
 from games import services
 from games.models import Game, Move
@@ -778,6 +779,11 @@ async def test_a_state_whose_predecessor_never_comes_is_sent_after_a_short_wait(
     await watcher.disconnect()
 
 
+def database_gone(*args) -> None:  # noqa: ANN002
+    """A database call, made while the database is gone for a moment."""
+    raise OperationalError("server closed the connection unexpectedly")
+
+
 async def test_a_write_the_database_fails_is_an_error_frame_and_the_socket_stays(
     user,  # noqa: ANN001
     monkeypatch,  # noqa: ANN001
@@ -786,22 +792,17 @@ async def test_a_write_the_database_fails_is_an_error_frame_and_the_socket_stays
     database gone for a moment) ended the consumer, and its socket closed with 1011; PROTOCOL.md
     closes a socket only for its sign-in or for abuse. It now hears an error that says to sync,
     and the socket plays on once the database is back."""
-    from django.db import OperationalError
-
     from games import socket_calls
     from games.move_batcher import MoveBatcher
 
-    def gone(*args) -> None:  # noqa: ANN002
-        raise OperationalError("server closed the connection unexpectedly")
-
     async def gone_async(*args) -> None:  # noqa: ANN002
-        gone()
+        database_gone()
 
     game = await practice(user)
     comm = await connect(f"/ws/games/{game.pk}", user)
     move = (await recv(comm))["d"]["legal_moves"][0]
     monkeypatch.setattr(MoveBatcher, "submit", gone_async)
-    monkeypatch.setattr(socket_calls, "resign", gone)
+    monkeypatch.setattr(socket_calls, "resign", database_gone)
     for action, d in (
         ("move", {"move": move, "v": 0, "id": "m-1"}),
         ("undo", {"v": 0, "id": "u-1"}),
@@ -830,17 +831,12 @@ async def test_a_sync_the_database_cannot_answer_is_an_error_frame_and_the_socke
     """The read at connect and at a sync caught only refusals: a database gone for a moment
     ended the consumer (the socket closed with 1011), and a refused sync was answered with
     nothing at all, its client waiting for good. Both now hear why; a later sync answers."""
-    from django.db import OperationalError
-
     from games import selectors
 
     game = await practice(user)
     viewable_game = selectors.viewable_game
 
-    def gone(*args) -> None:  # noqa: ANN002
-        raise OperationalError("server closed the connection unexpectedly")
-
-    monkeypatch.setattr(selectors, "viewable_game", gone)
+    monkeypatch.setattr(selectors, "viewable_game", database_gone)
     comm = await connect(f"/ws/games/{game.pk}", user)
     refused = await recv(comm)  # at connect
     assert (refused["t"], refused["d"]["code"], refused["d"]["reason"]) == (
@@ -853,7 +849,7 @@ async def test_a_sync_the_database_cannot_answer_is_an_error_frame_and_the_socke
     state = await recv_until(comm, "state")
     assert state["v"] == 0
 
-    monkeypatch.setattr(selectors, "viewable_game", gone)
+    monkeypatch.setattr(selectors, "viewable_game", database_gone)
     await send(comm, "sync", {"id": "s-2"})  # at a sync, once connected
     error = await recv(comm)
     assert (error["d"]["id"], error["d"]["reason"], error["d"]["v"]) == ("s-2", "unavailable", 0)

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from django.db import connection
 
+from tests.conftest import WAITING_ON_THE_HOLDER
 from tests.live_server import (
     Daphne,
     crash_and_start_again,
@@ -60,12 +61,6 @@ def test_play_over_a_real_socket_on_postgresql(tmp_path):  # noqa: ANN001
         assert stored["v"] == 5 and stored["state"]["tableau"] == state["d"]["tableau"]
     finally:
         server.stop()
-
-
-# Whether a backend waits for a lock the given one holds.
-WAITING_ON_THE_HOLDER = (
-    "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
-)
 
 
 def test_a_stopping_server_answers_a_move_its_loop_is_writing_before_it_closes(tmp_path):  # noqa: ANN001
