@@ -42,6 +42,7 @@ from twisted.protocols.policies import WrappingFactory
 from twisted.web import http
 
 from server.body_rules import body_refusal
+from server.cors import RAW_HEADERS
 from server.lean_consumer import CLOSE_ABUSE, SEND_MANY, LeanWebsocketConsumer, TokenBucket
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ _QUIET_WAITING = 8
 # The close codes for a client's own protocol errors: a malformed frame, a text that is not UTF-8.
 _PROTOCOL_ERRORS = (1002, 1007)
 
+
+# An API client on another site reads these refusals too (server.cors).
+_CORS_LINES = "".join(f"{name.decode()}: {value.decode()}\r\n" for name, value in RAW_HEADERS)
 
 _SHORT_HEADERS = [bytes((_TEXT, n)) for n in range(126)]
 
@@ -329,7 +333,7 @@ def early_response(code: str, detail: str, status: int, head_only: bool) -> byte
     body = json.dumps({"code": code, "detail": detail}).encode()
     head = (
         f"HTTP/1.1 {status} {_PHRASES[status].decode()}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        f"Content-Length: {len(body)}\r\n{_CORS_LINES}Connection: close\r\n\r\n"
     )
     return head.encode("ascii") + (b"" if head_only else body)
 

@@ -62,6 +62,7 @@ from server.client_address import (
     forwarded_for,
     scope_header,
 )
+from server.cors import RAW_HEADERS
 
 # Never wait for a slot: the health check (exactly) and the static files.
 EXEMPT_PATHS = ("/api/health",)
@@ -224,6 +225,7 @@ async def refuse(send: Any, per_client: int) -> None:
         (b"content-length", str(len(body)).encode()),
         (b"retry-after", str(RETRY_SECONDS).encode()),
         (b"x-content-type-options", b"nosniff"),
+        *RAW_HEADERS,
     ]
     await send({"type": "http.response.start", "status": 429, "headers": headers})
     await send({"type": "http.response.body", "body": body})

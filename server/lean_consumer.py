@@ -15,6 +15,7 @@ from channels.utils import await_many_dispatch
 from django.conf import settings
 
 from server.channel_layer import put_dropping_oldest
+from server.ws_subprotocol import chosen_subprotocol
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +204,10 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
                     await self.base_send({"type": "websocket.send", "text": text})
         except Disconnected:
             self.closing = True  # the peer is gone: its websocket.disconnect is on its way
+
+    async def accept(self, subprotocol: str | None = None, headers: list | None = None) -> None:
+        """Accept with the subprotocol the handshake's sign-in asks for (server.ws_subprotocol)."""
+        await super().accept(subprotocol or chosen_subprotocol(self.scope), headers)
 
     async def close(self, code: int | bool | None = None, reason: str | None = None) -> None:
         if self.closing:

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "server.middleware.KnownHostMiddleware",
+    "server.cors.CrossOriginMiddleware",
     "server.middleware.ResponseHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -349,6 +350,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Solitaire Arena API",
     "DESCRIPTION": (
         "REST API of Solitaire Arena. Every error is JSON `{code, detail}`. "
+        "A client's page on another site may call it with its token: every answer carries "
+        "`Access-Control-Allow-Origin: *`, and preflights are answered (never with credentials). "
         "The WebSocket API is described in docs/websocket.md, served at "
         "[/api/docs/websocket](/api/docs/websocket)."
     ),

@@ -1,8 +1,12 @@
 """WebSocket handshake authentication and origin checks.
 
-Non-browser clients send `Authorization: Token <key>` on the handshake; browsers cannot set
-headers on a WebSocket, so they ride on the session cookie (Channels' AuthMiddleware).
-A handshake whose token is wrong gets an AnonymousUser and the consumer closes with 4401.
+Non-browser clients send `Authorization: Token <key>` on the handshake. A browser cannot set
+headers on a WebSocket: the project's own pages ride on the session cookie (Channels'
+AuthMiddleware), and a page on another site, which gets no cookie of this one, offers its token
+as a subprotocol instead, `new WebSocket(url, ["solitaire-arena", "token." + key])`, the one
+header a browser lets a page fill. The server accepts such a handshake with `solitaire-arena`,
+so the key is not sent back. A handshake whose token is wrong gets an AnonymousUser and the
+consumer closes with 4401.
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
 
 from server.client_address import authorization_parts, scope_header
+from server.ws_subprotocol import offered_token
+
+
+def carries_token(scope: dict) -> bool:
+    """Whether a handshake signs in with a token (the header, or the subprotocol), and so not
+    with the cookie."""
+    return scope_header(scope, b"authorization") is not None or offered_token(scope) is not None
 
 
 @database_sync_to_async
@@ -36,27 +47,32 @@ def _user_for_token(key: str):  # noqa: ANN202
 
 
 class TokenAuthMiddleware(BaseMiddleware):
-    """Sets scope["user"] from an Authorization header, if the handshake carries one."""
+    """Sets scope["user"] from an Authorization header, or else a token subprotocol, if the
+    handshake carries one."""
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
         header = scope_header(scope, b"authorization")
-        if header is not None:
-            scheme, key = authorization_parts(header) or ("", "")
-            key = key if scheme == "token" else ""
+        offered = offered_token(scope)
+        if header is not None or offered is not None:
+            if header is not None:
+                scheme, key = authorization_parts(header) or ("", "")
+                key = key if scheme == "token" else ""
+            else:
+                key = offered
             user = await _user_for_token(key) if key else None
             scope = dict(scope, user=user or AnonymousUser(), auth_via="token", token=key)
         return await super().__call__(scope, receive, send)
 
 
 class SessionOrTokenAuth:
-    """Token header when present, else the session cookie."""
+    """A token (header or subprotocol) when present, else the session cookie."""
 
     def __init__(self, inner):  # noqa: ANN001
         self.session_stack = AuthMiddlewareStack(inner)
         self.token_stack = TokenAuthMiddleware(inner)
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
-        if scope_header(scope, b"authorization") is not None:
+        if carries_token(scope):
             return await self.token_stack(scope, receive, send)
         return await self.session_stack(scope, receive, send)
 
@@ -74,11 +90,11 @@ class OriginCheck:
     port or scheme of an allowed host, or on any host where ALLOWED_HOSTS is `*`, open a socket
     with its visitor's cookie. A handshake with no Origin header comes from a non-browser
     client, which cannot be tricked into sending someone else's cookie; its auth is checked
-    anyway. Nor is the Origin of a handshake that carries an Authorization header checked: a
-    browser page cannot set that header on a WebSocket, and with it the cookie is not read
-    (SessionOrTokenAuth), so nothing rides on a visitor's sign-in. A client that sends its
-    token from anywhere is let in, as REST lets in a token request from any Origin (a token
-    request gets no CSRF check).
+    anyway. Nor is the Origin of a handshake that carries a token checked (the Authorization
+    header, or the subprotocol a page on another site offers): with it the cookie is not read
+    (SessionOrTokenAuth), so nothing rides on a visitor's sign-in, only on a key the page
+    already holds. A client that sends its token from anywhere is let in, as REST lets in a
+    token request from any Origin (a token request gets no CSRF check; server.cors).
     """
 
     def __init__(self, inner):  # noqa: ANN001
@@ -87,7 +103,7 @@ class OriginCheck:
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204
         host = scope_header(scope, b"host")
         origin = scope_header(scope, b"origin")
-        cookie_may_sign_in = scope_header(scope, b"authorization") is None
+        cookie_may_sign_in = not carries_token(scope)
         if (host is not None and not host_allowed(host)) or (
             cookie_may_sign_in
             and origin is not None

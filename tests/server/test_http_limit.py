@@ -135,6 +135,9 @@ async def test_a_clients_request_past_its_share_is_refused_at_once_and_others_st
         assert answers.status == 429
         assert answers.headers[b"retry-after"] == b"1"
         assert answers.headers[b"content-type"] == b"application/json"
+        # A page on another site reads the refusal, not an opaque network error (server.cors).
+        assert answers.headers[b"access-control-allow-origin"] == b"*"
+        assert b"Retry-After" in answers.headers[b"access-control-expose-headers"]
         assert answers.body["code"] == "rate_limited"
         assert "at most 3 of yours" in answers.body["detail"]
     assert not other[0].done()  # another client waits for a slot, as before: never refused

@@ -384,6 +384,8 @@ def test_a_body_over_the_limit_is_refused_from_its_headers(server, path):  # noq
     answer, took = _raw_request(server, head, b"{" * 1000)
     status_line, _, rest = answer.partition(b"\r\n")
     assert status_line == b"HTTP/1.1 413 Content Too Large", answer[:200]
+    # Readable by an API client's page on another site (server.cors), as Django's answers are.
+    assert b"\r\naccess-control-allow-origin: *\r\n" in rest.split(b"\r\n\r\n", 1)[0] + b"\r\n"
     body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
     assert body == {
         "code": "too_large",

@@ -513,3 +513,80 @@ async def test_two_authorization_lines_are_read_as_one_header_as_over_rest(user)
     comm = communicator("/ws/echo", [(b"authorization", line), (b"authorization", line)])
     await comm.connect()
     assert await comm.receive_output(WAIT) == CLOSED_4401
+
+
+def offering(path: str, protocols: list[str], headers: list | None = None):  # noqa: ANN201
+    """A handshake that offers these subprotocols, as a browser's `new WebSocket(url, list)`."""
+    return track(
+        WebsocketCommunicator(application, path, headers=headers or [], subprotocols=protocols)
+    )
+
+
+ELSEWHERE = [(b"origin", b"https://client.example")]
+
+
+async def test_a_page_on_another_site_signs_in_with_its_token_as_a_subprotocol(user):  # noqa: ANN001
+    """A browser page cannot set Authorization on a WebSocket, and gets no cookie of this site
+    from another: its token rides in the subprotocols, and the key is not sent back."""
+    key = await _token(user)
+    comm = offering("/ws/echo", ["solitaire-arena", f"token.{key}"], ELSEWHERE)
+    assert await comm.connect() == (True, "solitaire-arena")
+    await comm.send_to(text_data='{"hello": 1}')
+    assert await comm.receive_from(WAIT) == '{"hello": 1}'
+
+
+async def test_a_token_offered_alone_is_accepted_with_it(user):  # noqa: ANN001
+    """A browser fails a handshake that offered subprotocols and got none back."""
+    key = await _token(user)
+    assert await offering("/ws/echo", [f"token.{key}"], ELSEWHERE).connect() == (
+        True,
+        f"token.{key}",
+    )
+
+
+@pytest.mark.parametrize("offered", ["token.nope", "token."])
+async def test_a_wrong_token_subprotocol_is_refused_with_4401(user, offered):  # noqa: ANN001
+    comm = offering("/ws/leaderboards/2026-01-01/spanish", ["solitaire-arena", offered], ELSEWHERE)
+    assert (await comm.connect())[0]
+    assert await comm.receive_output(WAIT) == CLOSED_4401
+
+
+async def test_a_token_subprotocol_signs_in_as_its_own_user_never_the_cookies(user, other_user):  # noqa: ANN001
+    """A page elsewhere whose visitor is signed in here: with a token offered, the cookie is not
+    read, so the socket is the token's user's (a watcher of the visitor's game), not the
+    visitor's."""
+    from asgiref.sync import sync_to_async
+    from django.test import Client
+
+    from games import services
+    from tests.ws.helpers import recv, send
+
+    game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
+    client = Client()
+    await sync_to_async(client.force_login)(user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    comm = offering(
+        f"/ws/games/{game.pk}",
+        ["solitaire-arena", f"token.{await _token(other_user)}"],
+        [(b"cookie", cookie.encode()), *ELSEWHERE],
+    )
+    assert (await comm.connect())[0]
+    state = await recv(comm)
+    await send(comm, "move", {"move": state["d"]["legal_moves"][0], "v": 0, "id": "m-1"})
+    refused = await recv(comm)
+    assert refused["t"] == "error" and refused["d"]["code"] == "forbidden"
+
+
+async def test_the_authorization_header_is_read_before_a_token_subprotocol(user):  # noqa: ANN001
+    key = await _token(user)
+    comm = offering(
+        "/ws/echo", ["solitaire-arena", f"token.{key}"], [(b"authorization", b"Token nope")]
+    )
+    assert (await comm.connect())[0]
+    assert await comm.receive_output(WAIT) == CLOSED_4401
+
+
+async def test_a_subprotocol_of_someone_elses_is_not_chosen(user):  # noqa: ANN001
+    key = await _token(user)
+    comm = offering("/ws/echo", ["graphql-ws"], [(b"authorization", f"Token {key}".encode())])
+    assert await comm.connect() == (True, None)
