@@ -96,8 +96,8 @@ def document_common_refusals(result: dict, **_: object) -> dict:
             responses.setdefault(
                 "406",
                 {
-                    "description": "`code`: `not_acceptable` (an Accept header that admits "
-                    "no JSON)",
+                    "description": "`code`: `not_acceptable` (an Accept header, or a "
+                    "`?format=`, that admits no JSON)",
                     "content": _ERROR_BODY,
                 },
             )

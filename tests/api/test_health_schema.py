@@ -380,3 +380,13 @@ def test_a_challenges_path_names_its_variants_and_its_day_in_the_schema(anon):  
         assert params["variant"]["enum"] == list(VARIANT_IDS), path
         if "{date}" in path:
             assert params["date"]["format"] == "date", path
+
+
+@pytest.mark.parametrize("path", ["/api/me", "/api/variants", "/api/health", "/api/games"])
+def test_a_format_the_api_does_not_write_is_a_406_not_a_404(api, anon, path):  # noqa: ANN001
+    """`?format=xml` is DRF's URL format override: it was a 404 `not_found` (for /api/me, and
+    before the 401 of a client with no credentials), a status those operations do not list."""
+    for client in (api, anon):
+        res = client.get(f"{path}?format=xml")
+        assert res.status_code == 406 and res.json()["code"] == "not_acceptable"
+    assert api.get(f"{path}?format=json").status_code == 200
