@@ -93,6 +93,12 @@ def document_common_refusals(result: dict, **_: object) -> dict:
         for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
             _add_refusal(responses, "429", "`rate_limited`", _AT_ONCE)
+            responses["429"].setdefault("headers", {"Retry-After": _RETRY_AFTER})
+            # The server's own, before any view (server.daphne_server, server.middleware): a
+            # body sent chunked, or over the size limit, on any path, whether or not the
+            # operation reads one. The operations that read a body list them already (BODY).
+            responses.setdefault("411", _server_refusal("length_required", "a chunked body"))
+            responses.setdefault("413", _server_refusal("too_large", "a body over 64 KiB"))
             responses.setdefault(
                 "406",
                 {
@@ -107,6 +113,16 @@ def document_common_refusals(result: dict, **_: object) -> dict:
                 continue
             _add_refusal(responses, "403", "`forbidden`", _CSRF)
     return result
+
+
+_RETRY_AFTER = {"description": "seconds to wait", "schema": {"type": "integer"}}
+
+
+def _server_refusal(code: str, why: str) -> dict:
+    return {
+        "description": f"`code`: `{code}` ({why}: the server's refusal on every path)",
+        "content": _ERROR_BODY,
+    }
 
 
 def _add_refusal(responses: dict, status: str, code: str, why: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -179,6 +179,14 @@ class MoveListView(ApiView):
                 1,
                 MAX_ROW_NUMBER,
                 f"at most this many moves; default, and at most, {MOVES_PAGE}",
+            ),
+            OpenApiParameter(
+                "Link",
+                str,
+                OpenApiParameter.HEADER,
+                description='`<URL>; rel="next"`: the next page, when more moves follow than '
+                "this answer holds and your own `limit` did not end it",
+                response=[200],
             ),
         ],
         responses={200: s.MoveRowSerializer(many=True), **errors(*GAME_READ, *PAGING)},
