@@ -30,13 +30,14 @@ from server.client_address import client_block
 from server.errors import AppError
 from server.json_input import validated
 from server.openapi import BAD_TOKEN, BODY, SIGNED_IN, errors
+from server.throttling import OpenWhileCacheAway
 from server.ws_auth import end_session_sockets, session_key_changed
 
 # Sign-up and sign-in: a malformed body, and the throttle on guessing (AuthThrottle).
 CREDENTIALS = ("invalid", "rate_limited")
 
 
-class AuthThrottle(SimpleRateThrottle):
+class AuthThrottle(OpenWhileCacheAway, SimpleRateThrottle):
     """Sign-up and sign-in attempts per client address, whoever the request says it is.
 
     DRF's AnonRateThrottle skips a request that carries a valid credential, so a token beside

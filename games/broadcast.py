@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -87,21 +89,31 @@ def may_reach_others(layer: Any, game_id: int, exclude: str | None) -> bool:
     return check is None or check(game_group(game_id), exclude)
 
 
+# A group send waits at most this long for the channel layer (a mover's socket handles its next
+# frame only after its fan-out), and after a failure a fan-out is skipped for BREAK_SECONDS: a
+# Redis that hung held each move of a socket for REDIS_SOCKET_TIMEOUT (15 s). Watchers get what
+# they missed once the layer is back (RedisLayer._rejoin), in the next state, or with `sync`.
+SEND_SECONDS = 1.0
+BREAK_SECONDS = 5.0
+_broken_until = 0.0
+_skipped = 0
+
+
 async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = None) -> None:
     """Send one frame to every socket of a game; `exclude` is a channel already answered."""
     layer = get_channel_layer()
     if layer is not None and may_reach_others(layer, game_id, exclude):
-        await layer.group_send(
-            game_group(game_id),
-            {
-                "type": "game.frame",
-                "text": frame.text,
-                "t": frame.t,
-                "v": frame.v,
-                "stage": frame.stage,
-                "exclude": exclude,
-            },
-        )
+        message = {
+            "type": "game.frame",
+            "text": frame.text,
+            "t": frame.t,
+            "v": frame.v,
+            "stage": frame.stage,
+            "exclude": exclude,
+        }
+        # Timed only where a send goes out: nearly every move's has no other socket to reach.
+        async with asyncio.timeout(SEND_SECONDS):
+            await layer.group_send(game_group(game_id), message)
 
 
 def send_to_game_sync(game_id: int, frame: WireFrame) -> None:
@@ -114,13 +126,29 @@ async def fan_out(game_id: int, frames: Iterable[WireFrame], exclude: str | None
     A failure here (the channel layer unreachable for a moment) is logged, not raised: the
     write has committed, and the player who made it must be told so, not get an error or a
     closed socket for a move that stands. A watcher that missed a frame has the whole position
-    again in the next state it gets, or at once with `sync`.
+    again in the next state it gets, or at once with `sync`. One line per failure, none for the
+    fan-outs skipped after it (counted when they resume).
     """
+    global _broken_until, _skipped
+    if time.monotonic() < _broken_until:
+        _skipped += 1
+        return
     try:
         for frame in frames:
             await send_to_game(game_id, frame, exclude)
-    except Exception:
-        logger.exception("Game %s: a committed write's frames reached no watcher", game_id)
+        if _skipped:
+            logger.warning("Fan-outs resumed; %d were skipped", _skipped)
+            _skipped = 0
+    except Exception as exc:  # noqa: BLE001 - a TimeoutError too
+        _broken_until = time.monotonic() + BREAK_SECONDS
+        logger.warning(
+            "Game %s: a committed write's frames reached no watcher (%s: %s); fan-outs skipped "
+            "for %.0f s",
+            game_id,
+            type(exc).__name__,
+            exc,
+            BREAK_SECONDS,
+        )
 
 
 fan_out_sync = async_to_sync(fan_out)

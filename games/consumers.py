@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from games import services, socket_calls
 from games.broadcast import PLAYING, encode, fan_out, game_group, stage, state_order
@@ -25,6 +26,7 @@ from games.services import MAX_VERSION
 from server.errors import AppError
 from server.json_input import DuplicateKey, check_unique_keys
 from server.lean_consumer import CLOSE_ABUSE, TOO_MANY_REFUSED, LeanWebsocketConsumer, TokenBucket
+from server.stores import first_line
 
 log = logging.getLogger(__name__)
 
@@ -418,6 +420,21 @@ class GameConsumer(JsonFrameConsumer):
             if self.held:
                 await self.release_held()
 
+    async def layer_reconnected(self, event: dict) -> None:
+        """The channel layer is back after an outage: the states fanned out meanwhile never
+        came, so send the game as it stands if it is newer than what this socket has."""
+        if self.refusal is not None or not hasattr(self, "version"):
+            return
+        loaded = await socket_calls.on_thread(socket_calls.load_state)(self.game_id, self.user)
+        if isinstance(loaded, AppError):
+            return
+        _, v, frame = loaded
+        if state_order(v, stage(frame)) > state_order(self.version, self.stage):
+            self.version, self.stage = v, stage(frame)
+            await self.send_frame(frame)
+            if self.held:
+                await self.release_held()
+
     async def on_move(self, data: dict) -> None:
         move = data.get("move")
         if not isinstance(move, str):
@@ -465,6 +482,11 @@ class GameConsumer(JsonFrameConsumer):
                 result = await batcher.submit(request)
         except AppError as exc:
             result = exc
+        except (OperationalError, InterfaceError) as exc:  # the database away: one line
+            log.warning(
+                "Game %s: a %s could not be written: %s", self.game_id, action, first_line(exc)
+            )
+            result = AppError("unavailable", _UNWRITTEN.format(action=action), reason="unavailable")
         except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
             log.exception("Game %s: a %s could not be written", self.game_id, action)
             result = AppError("unavailable", _UNWRITTEN.format(action=action), reason="unavailable")
@@ -545,6 +567,13 @@ class LeaderboardConsumer(JsonFrameConsumer):
             await self.sync_failed(frame, data)
         else:
             await self.show(frame)
+
+    async def layer_reconnected(self, event: dict) -> None:
+        """The channel layer is back after an outage: boards pushed meanwhile never came."""
+        if self.refusal is None:
+            frame = await socket_calls.board_call(socket_calls.load_board)(self.date, self.variant)
+            if not isinstance(frame, AppError) and frame["d"]["total"] >= self.total:
+                await self.show(frame)
 
     async def show(self, frame: dict) -> None:
         """Send a board, read from the database or pushed, and remember its size."""

@@ -23,6 +23,7 @@ from django.core.cache import cache
 from games import engine
 from games.engine.solver import hint_line
 from games.models import Game
+from server.throttling import STORE_ERRORS, store_away
 
 # How far back the positions a hint must not return to are read: a hint reads the history's
 # last rows, and a game of tens of thousands of moves (a bot's) should not cost a read of all
@@ -42,7 +43,11 @@ def next_move(
     (the process's few searches at once); None when no move goes anywhere the game has not
     been."""
     key = _line_key(game)
-    kept = cache.get(key)
+    try:
+        kept = cache.get(key)
+    except STORE_ERRORS as exc:  # Redis away: a search of its own, as for a line not kept
+        store_away("A hint", exc)
+        kept = None
     if kept is not None:
         move = _kept_line_move(game, state, kept["from"], kept["line"])
         if move is not None:
@@ -53,7 +58,10 @@ def next_move(
             state, time_limit=SEARCH_SECONDS, seed=f"{game.pk}:{game.version}", avoid=behind
         )
     if len(line) > 1:  # a whole line, searched on the position itself: kept to follow
-        cache.set(key, {"from": game.version, "line": line}, LINE_SECONDS)
+        try:
+            cache.set(key, {"from": game.version, "line": line}, LINE_SECONDS)
+        except STORE_ERRORS as exc:
+            store_away("A hint", exc)
     return line[0] if line else None
 
 

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import connection, connections
+from django.db import InterfaceError, OperationalError, connection, connections
 
 from games import engine, events, selectors, services
 from games.broadcast import WireFrame
 from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
+from server.stores import first_line
 
 if TYPE_CHECKING:
     from accounts.models import User
@@ -40,6 +41,9 @@ def load_state(game_id: int, user: User) -> tuple[int, int, dict] | AppError:
         game = selectors.viewable_game(game_id, user)
     except AppError as exc:
         return exc
+    except (OperationalError, InterfaceError) as exc:  # the database away: one line, no trace
+        log.warning("Game %s could not be loaded for a socket: %s", game_id, first_line(exc))
+        return AppError("unavailable", f"Game {game_id} cannot be loaded just now: sync later.")
     except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
         log.exception("Game %s could not be loaded for a socket", game_id)
         return AppError("unavailable", f"Game {game_id} cannot be loaded just now: sync later.")
@@ -174,6 +178,12 @@ def load_board(date: str, variant: str) -> dict | AppError:
         return leaderboards.board_frame(daily.challenge_for(date, variant))
     except AppError as exc:
         return exc
+    except (OperationalError, InterfaceError) as exc:
+        log.warning("The %s board of %s could not be loaded: %s", variant, date, first_line(exc))
+        return AppError(
+            "unavailable",
+            f"The {variant} challenge of {date} cannot be loaded just now: sync later.",
+        )
     except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
         log.exception("The %s board of %s could not be loaded", variant, date)
         return AppError(

@@ -23,6 +23,7 @@ import uuid
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
+from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,10 @@ class _LoopInboxes:
         # dropped once idle for the layer's expiry.
         self.idle_since: dict[str, float] = {}
         self.readers: dict[str, asyncio.Task] = {}
+        # The groups each channel read here has joined (RedisLayer.group_add), so they can be
+        # joined again when Redis comes back without them (a restart without persistence).
+        self.joined: dict[str, set[str]] = {}
+        self.rejoining = False
 
     def queue(self, channel: str) -> asyncio.Queue:
         """`channel`'s inbox, made if need be; a new one counts as idle until it is read."""
@@ -168,6 +173,73 @@ class RedisLayer(RedisChannelLayer):
         if here is not None:
             here.owned.discard(channel)
             here.queues.pop(channel, None)
+            here.joined.pop(channel, None)
+
+    def _joined_here(self, channel: str) -> set[str] | None:
+        """The groups `channel` has joined, if it is a socket's channel read on this loop."""
+        try:
+            here = self._loops.get(asyncio.get_running_loop())
+        except RuntimeError:
+            return None
+        if here is None or channel not in here.owned:
+            return None
+        return here.joined.setdefault(channel, set())
+
+    async def group_add(self, group: str, channel: str) -> None:
+        """As channels_redis', and remembered for this process's own sockets, so that a Redis
+        that comes back empty (restarted without persistence) gets them again (`_rejoin`).
+        Remembered first: a join that fails because Redis is away is made once it is back,
+        instead of failing the handshake (1011)."""
+        joined = self._joined_here(channel)
+        if joined is not None:
+            joined.add(group)
+        try:
+            await super().group_add(group, channel)
+        except (ConnectionError, OSError, RedisError):
+            if joined is None:
+                raise
+            logger.warning(
+                "Channel layer: %s could not join %s now; it will once Redis is back",
+                channel,
+                group,
+            )
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        joined = self._joined_here(channel)
+        if joined is not None:
+            joined.discard(group)
+        try:
+            await super().group_discard(group, channel)
+        except (ConnectionError, OSError, RedisError) as exc:
+            if joined is None:
+                raise
+            # A closing socket: its channel stays in the group until the group expires, and
+            # sends to it are dropped (as for a process killed with its sockets open).
+            logger.warning("Channel layer: %s could not leave %s (%s)", channel, group, exc)
+
+    async def _rejoin(self, here: _LoopInboxes) -> None:
+        """After Redis was unreachable: join every open socket's groups again (Redis may have
+        come back without them: every later group send would have missed those sockets, for
+        good, and a revoked token would not have closed them), and tell each socket, which
+        sends its client what it missed (`layer.reconnected`). Joining twice is harmless."""
+        if here.rejoining:
+            return
+        here.rejoining = True
+        try:
+            for channel, groups in list(here.joined.items()):
+                for group in list(groups):
+                    if channel in here.owned:
+                        await super().group_add(group, channel)
+            for channel in list(here.owned):
+                inbox = here.queues.get(channel)
+                if inbox is not None:
+                    put_dropping_oldest(inbox, {"type": "layer.reconnected"})
+            logger.warning(
+                "Channel layer: Redis is back; %d sockets joined their groups again",
+                len(here.joined),
+            )
+        finally:
+            here.rejoining = False
 
     async def receive(self, channel: str) -> dict:
         """A process channel's next message, from its inbox (see the class's docstring); other
@@ -208,11 +280,15 @@ class RedisLayer(RedisChannelLayer):
         me = asyncio.current_task()
         reader, batches = uuid.uuid4().hex, itertools.count()
         handed = ""  # the token of the last batch handed on
+        failed = False  # Redis failed a read since the last one that worked
         while True:
             try:
                 token = f"{reader}:{next(batches)}"
                 args = [handed, self.read_batch, token, self.expiry]
                 taken = await take(keys=keys, args=args)
+                if failed:
+                    failed = False
+                    await self._rejoin(here)
                 if taken:
                     self._hand_on_all(here, real, taken[::2])
                     handed = token
@@ -222,9 +298,17 @@ class RedisLayer(RedisChannelLayer):
                     popped = await connection.bzpopmin(key, timeout=self.read_wait)
                     if popped is not None:
                         self._hand_on_all(here, real, [popped[1]])
-            except Exception:  # Redis away for a moment: the sockets wait, and hear once it is back
+            except Exception as exc:  # Redis away: the sockets wait, and hear once it is back
                 if not me.cancelling():
-                    logger.exception("Channel layer: reading %s from Redis failed; retrying", key)
+                    if not failed:  # one line an outage, not a traceback a second
+                        logger.warning(
+                            "Channel layer: reading %s from Redis failed (%s: %s); "
+                            "retrying every second",
+                            key,
+                            type(exc).__name__,
+                            exc,
+                        )
+                    failed = True
                     await asyncio.sleep(1)
             # redis-py 8 can lose a cancel that comes while it connects, and go on to block in
             # the read (a bare redis-py client shows it: the call returns None when the wait is

@@ -10,10 +10,23 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+from server.stores import first_line
+
+log = logging.getLogger(__name__)
+
+# What a request hears when the database could not be reached (PostgreSQL restarting, say): a
+# 503 to retry, as the socket's `unavailable`, not a 500. A write may have committed before the
+# connection was lost, so the client is told to read the game before it plays again.
+DATABASE_GONE = (
+    "The database cannot be reached just now: try again in a moment. A write you sent may have "
+    "been saved all the same: read the game before you send it again."
+)
 
 # The HTTP status each domain error code maps to.
 CODE_STATUS: dict[str, int] = {
@@ -99,6 +112,17 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, AppError):
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         return Response(exc.as_dict(), status=exc.status, headers=headers)
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        log.warning(
+            "%s: the database could not be reached (%s)",
+            context["request"].path,
+            first_line(exc),
+        )
+        return Response(
+            {"code": "unavailable", "detail": DATABASE_GONE},
+            status=503,
+            headers={"Retry-After": "1"},
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -308,6 +308,10 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(self.sign_in_group, self.channel_name)
             await self.channel_layer.group_discard(self.user_group, self.channel_name)
 
+    async def layer_reconnected(self, event: dict) -> None:
+        """The channel layer was unreachable and is back (server.channel_layer.RedisLayer): this
+        socket's groups are joined again; what it missed meanwhile is the subclass's to resend."""
+
     disconnected = False  # websocket_disconnect ran: what connect did is undone
 
     async def websocket_disconnect(self, message: dict) -> None:

@@ -116,6 +116,15 @@ def pool_submissions(settings, monkeypatch):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(autouse=True)
+def fan_outs_not_broken() -> None:
+    """A test whose fan-out failed (a channel layer made to fail) leaves the next tests' fan-outs
+    on: games.broadcast skips them for a few seconds after a failure."""
+    from games import broadcast
+
+    broadcast._broken_until = 0.0
+
+
+@pytest.fixture(autouse=True)
 def empty_state_cache():  # noqa: ANN201
     """Every test starts from an empty database, so from an empty cache of games too: a game
     id that a rolled-back test used may come back, at the same version, as another game."""

@@ -12,6 +12,7 @@ from games import engine, events, replay, selectors, services
 from games.api import serializers as s
 from games.api.throttles import HintThrottle, LiveThrottle, NewGameThrottle, PositionThrottle
 from games.broadcast import fan_out_sync
+from games.models import Game
 from games.services import Outcome
 from server.api_view import ApiView
 from server.json_input import validated
@@ -58,10 +59,14 @@ GAME_EXAMPLE = OpenApiExample(
 )
 
 
-def publish(outcome: Outcome) -> Response:
-    """Tell the game's sockets what a REST write did, and answer with the game."""
+def publish(outcome: Outcome, user) -> Response:  # noqa: ANN001
+    """Tell the game's sockets what a REST write did, and answer with the game. The write has
+    committed: the answer is built without asking the database for the owner (only its owner
+    writes to a game), so a connection lost right after the commit cannot turn a move that
+    stands into an error."""
     fan_out_sync(outcome.game.pk, events.wire_frames(outcome))
-    game = outcome.game  # only its owner writes to it
+    game = outcome.game
+    Game.owner.field.set_cached_value(game, user)
     return Response(
         selectors.game_payload(game, outcome.state, outcome.move, viewer_id=game.owner_id)
     )
@@ -223,7 +228,8 @@ class MoveListView(ApiView):
     )
     def post(self, request: Request, game_id: int) -> Response:
         data = validated(s.MoveRequestSerializer, request)
-        return publish(services.play_move(game_id, request.user, data["move"], data["v"]))
+        outcome = services.play_move(game_id, request.user, data["move"], data["v"])
+        return publish(outcome, request.user)
 
 
 MAX_POSITIONS_PAGE = 200
@@ -271,7 +277,7 @@ class UndoView(ApiView):
     )
     def post(self, request: Request, game_id: int) -> Response:
         data = validated(s.UndoRequestSerializer, request)
-        return publish(services.undo(game_id, request.user, data["v"]))
+        return publish(services.undo(game_id, request.user, data["v"]), request.user)
 
 
 class ResignView(ApiView):
@@ -282,7 +288,7 @@ class ResignView(ApiView):
     )
     def post(self, request: Request, game_id: int) -> Response:
         request.data  # noqa: B018 - a body, though none is needed, must be JSON: 400 bad_json
-        return publish(services.resign(game_id, request.user))
+        return publish(services.resign(game_id, request.user), request.user)
 
 
 class LiveGamesView(ApiView):

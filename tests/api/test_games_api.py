@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import InterfaceError, OperationalError
 
 from games.models import Game, Move
 from tests.conftest import layer_down
@@ -411,3 +412,55 @@ def test_a_rest_move_whose_fan_out_fails_is_answered_as_played(api, monkeypatch)
     assert res.status_code == 200, res.content
     assert res.json()["v"] == 1
     assert Game.objects.get(pk=game["id"]).version == 1
+
+
+@pytest.mark.parametrize("error", [OperationalError, InterfaceError])
+def test_a_rest_call_the_database_cannot_answer_is_a_503_to_try_again(api, monkeypatch, error):  # noqa: ANN001
+    """PostgreSQL restarting: every call answered 500 (Django's HTML debug page under DEBUG),
+    a write that may have landed among them. It is now the socket's `unavailable`, to retry,
+    saying a write may stand."""
+    from games import services
+
+    game = new_game(api)
+
+    def gone(*args: object) -> None:
+        raise error("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "play_move", gone)
+    res = api.post(f"/api/games/{game['id']}/moves", {"move": "t0-t1", "v": 0}, format="json")
+    assert res.status_code == 503 and res["Retry-After"] == "1"
+    assert res.json()["code"] == "unavailable"
+    assert "may have been saved" in res.json()["detail"]
+
+
+def test_a_committed_rest_move_is_answered_as_played_though_the_database_goes_then(
+    api,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+):
+    """Its answer read the game's owner after the commit: the database gone just then turned a
+    move that stands into an error. It asks the database nothing more."""
+    from django.db import connection
+
+    from games import services
+
+    game = new_game(api)
+    play_move = services.play_move
+    gone = []
+
+    def refuse(*args: object) -> None:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    def then_gone(*args: object, **kwargs: object) -> object:
+        outcome = play_move(*args, **kwargs)
+        gone.append(connection.execute_wrapper(refuse))
+        gone[0].__enter__()
+        return outcome
+
+    monkeypatch.setattr(services, "play_move", then_gone)
+    move = game["state"]["legal_moves"][0]
+    try:
+        res = api.post(f"/api/games/{game['id']}/moves", {"move": move, "v": 0}, format="json")
+    finally:
+        gone[0].__exit__(None, None, None)
+    assert res.status_code == 200, res.content
+    assert (res.json()["v"], res.json()["owner"]) == (1, game["owner"])

@@ -208,8 +208,15 @@ def _own_redis_layer(read_batch: int = 100, **config):  # noqa: ANN003, ANN202
 
 
 async def _received(layer, channels: list[str], n: int) -> list[list[int]]:  # noqa: ANN001
+    """The `n` of the first n messages each channel gets, past the notice a read that failed
+    is followed by (`layer.reconnected`)."""
     inboxes = [layer.open_inbox(c) for c in channels]
-    got = [[(await asyncio.wait_for(i.get(), timeout=10))["n"] for _ in range(n)] for i in inboxes]
+
+    async def message(inbox: asyncio.Queue) -> dict:
+        got = await asyncio.wait_for(inbox.get(), timeout=10)
+        return await message(inbox) if got["type"] == "layer.reconnected" else got
+
+    got = [[(await message(i))["n"] for _ in range(n)] for i in inboxes]
     assert all(i.empty() for i in inboxes)
     await _close_own_layer(layer, channels)
     return got
@@ -433,3 +440,74 @@ async def test_redis_layer_reader_stops_at_once_when_cancelled_as_it_starts():
             slow.append(passes)
         await _close_own_layer(layer, [channel])
     assert slow == [], f"cancelled after these many passes, the reader went on reading: {slow}"
+
+
+class _ReadFailsOnce:
+    """A Redis client whose first BZPOPMIN fails, as the reader's does when Redis restarts."""
+
+    def __init__(self, client, failures: list) -> None:  # noqa: ANN001
+        self.client, self.failures = client, failures
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.client, name)
+
+    async def bzpopmin(self, *args: object, **kwargs: object):  # noqa: ANN201
+        if self.failures:
+            self.failures.pop()
+            await asyncio.sleep(0.3)
+            raise ConnectionError("Connection closed by server.")
+        return await self.client.bzpopmin(*args, **kwargs)
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_a_redis_back_without_its_groups_gets_them_again_and_the_sockets_hear(
+    monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
+):
+    """Redis restarted (it keeps nothing on disk) came back without the groups: every open
+    socket went deaf for good, to moves and to its sign-in's end. Once a read works again, the
+    process joins its sockets' groups again and tells each (`layer.reconnected`)."""
+    layer = _own_redis_layer()
+    real_connection = layer.connection
+    monkeypatch.setattr(layer, "connection", lambda i: _ReadFailsOnce(real_connection(i), [1]))
+    channel = await layer.new_channel()
+    inbox = layer.open_inbox(channel)  # its reader starts, and its read fails in 0.3 s
+    with caplog.at_level("WARNING", logger="server.channel_layer"):
+        await layer.group_add("svc-rejoin", channel)
+        await real_connection(0).delete(layer._group_key("svc-rejoin"))  # lost with Redis
+        assert await asyncio.wait_for(inbox.get(), timeout=5) == {"type": "layer.reconnected"}
+        await layer.group_send("svc-rejoin", {"type": "x", "n": 1})
+        assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 1
+    await _close_own_layer(layer, [channel])
+    lines = [r.getMessage() for r in caplog.records if r.name == "server.channel_layer"]
+    assert len(lines) == 2 and "failed" in lines[0] and "back" in lines[1], lines
+    assert all(r.exc_info is None for r in caplog.records)
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_a_socket_opened_while_redis_is_away_joins_its_groups_once_it_is_back(
+    monkeypatch,  # noqa: ANN001
+):
+    """Its join failed and the handshake closed with 1011; now it is made when Redis is back.
+    A channel that is not a socket's of this process still hears the failure."""
+    from redis.exceptions import ConnectionError as RedisDown
+
+    layer = _own_redis_layer()
+    socket_channel, other = await layer.new_channel(), await layer.new_channel()
+    inbox = layer.open_inbox(socket_channel)
+
+    async def away(*args: object) -> None:
+        raise RedisDown("Error 111 connecting to redis:6379. Connection refused.")
+
+    monkeypatch.setattr(RedisChannelLayer, "group_add", away)
+    await layer.group_add("svc-later", socket_channel)  # no error: remembered
+    with pytest.raises(RedisDown):
+        await layer.group_add("svc-later", other)
+    monkeypatch.undo()
+    await layer._rejoin(layer._here())
+    assert await asyncio.wait_for(inbox.get(), timeout=5) == {"type": "layer.reconnected"}
+    await layer.group_send("svc-later", {"type": "x", "n": 2})
+    assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 2
+    await _close_own_layer(layer, [socket_channel])

@@ -779,6 +779,13 @@ async def test_a_state_whose_predecessor_never_comes_is_sent_after_a_short_wait(
     await watcher.disconnect()
 
 
+def _database_lines(caplog, text: str) -> int:  # noqa: ANN001
+    """How many records say `text`; each must be one line with no traceback."""
+    records = [r for r in caplog.records if text in r.getMessage()]
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in records), records
+    return len(records)
+
+
 def database_gone(*args) -> None:  # noqa: ANN002
     """A database call, made while the database is gone for a moment."""
     raise OperationalError("server closed the connection unexpectedly")
@@ -787,6 +794,7 @@ def database_gone(*args) -> None:  # noqa: ANN002
 async def test_a_write_the_database_fails_is_an_error_frame_and_the_socket_stays(
     user,  # noqa: ANN001
     monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
 ) -> None:
     """A move, undo or resign whose write failed even when played again on its own (the
     database gone for a moment) ended the consumer, and its socket closed with 1011; PROTOCOL.md
@@ -817,6 +825,8 @@ async def test_a_write_the_database_fails_is_an_error_frame_and_the_socket_stays
             0,
         )
         assert f"could not save your {action}" in error["detail"] and "sync" in error["detail"]
+    # One line each, not a traceback a message: an outage of 20 s logged a thousand of them.
+    assert _database_lines(caplog, "could not be written") == 3
     monkeypatch.undo()
     await send(comm, "move", {"move": move, "v": 0, "id": "m-2"})
     assert await recv(comm) == {"t": "ack", "d": {"id": "m-2"}}
@@ -827,6 +837,7 @@ async def test_a_write_the_database_fails_is_an_error_frame_and_the_socket_stays
 async def test_a_sync_the_database_cannot_answer_is_an_error_frame_and_the_socket_stays(
     user,  # noqa: ANN001
     monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
 ) -> None:
     """The read at connect and at a sync caught only refusals: a database gone for a moment
     ended the consumer (the socket closed with 1011), and a refused sync was answered with
@@ -854,9 +865,87 @@ async def test_a_sync_the_database_cannot_answer_is_an_error_frame_and_the_socke
     error = await recv(comm)
     assert (error["d"]["id"], error["d"]["reason"], error["d"]["v"]) == ("s-2", "unavailable", 0)
     assert "cannot be loaded just now" in error["d"]["detail"]
+    assert _database_lines(caplog, "could not be loaded") == 2
     monkeypatch.setattr(selectors, "viewable_game", viewable_game)
     move = state["d"]["legal_moves"][0]
     await send(comm, "move", {"move": move, "v": 0, "id": "m-1"})  # it still plays
     assert (await recv(comm))["t"] == "ack"
     assert (await recv(comm))["v"] == 1
     await comm.disconnect()
+
+
+async def test_a_fan_out_that_hangs_holds_the_movers_socket_a_second_at_most_then_rests(
+    user,  # noqa: ANN001
+    other_user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
+):
+    """A socket handles its next frame once its last move's fan-out is done. A Redis that hung
+    held each of them for REDIS_SOCKET_TIMEOUT (15 s): a move every 15 s. Now a group send
+    gives up after SEND_SECONDS, and the fan-outs after it are skipped for BREAK_SECONDS,
+    logged in a line each way."""
+    import asyncio
+
+    from channels.layers import get_channel_layer
+
+    from games import broadcast
+
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    state = await recv(comm)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    await recv(watcher)
+    sends = []
+    layer = get_channel_layer()
+    real_send = layer.group_send
+
+    async def hang(*args: object) -> None:
+        sends.append(args)
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(broadcast, "SEND_SECONDS", 0.2)
+    monkeypatch.setattr(layer, "group_send", hang)
+    for v in range(3):
+        await send(comm, "move", {"move": state["d"]["legal_moves"][0], "v": v, "id": v})
+        assert (await recv(comm))["t"] == "ack"  # each within WAIT: no 15 s, no for ever
+        state = await recv(comm)
+    await send(comm, "ping")
+    assert (await recv(comm))["t"] == "pong"
+    assert len(sends) == 1  # the first gave up; the two after it were skipped
+    monkeypatch.setattr(layer, "group_send", real_send)
+    monkeypatch.setattr(broadcast, "_broken_until", 0.0)  # the rest is over
+    await send(comm, "move", {"move": state["d"]["legal_moves"][0], "v": 3, "id": 3})
+    await recv(comm)
+    await recv(comm)
+    assert (await recv_until(watcher, "state"))["v"] == 4  # it hears again
+    lines = [r.getMessage() for r in caplog.records if r.name == "games.broadcast"]
+    assert len(lines) == 2 and "TimeoutError" in lines[0] and "2 were skipped" in lines[1]
+
+
+async def test_the_sockets_hear_the_game_as_it_stands_once_the_layer_is_back(
+    user,  # noqa: ANN001
+    other_user,  # noqa: ANN001
+):
+    """A channel layer away for a while (Redis restarted) lost the states fanned out meanwhile:
+    the layer tells each socket it is back (server.channel_layer.RedisLayer._rejoin), and a
+    socket behind is sent the game as it stands; one that is not hears nothing."""
+    from asgiref.sync import sync_to_async
+    from channels.layers import get_channel_layer
+
+    from games.broadcast import game_group
+
+    game = await practice(user)
+    comm = await connect(f"/ws/games/{game.pk}", user)
+    state = await recv(comm)
+    watcher = await connect(f"/ws/games/{game.pk}", other_user)
+    await recv(watcher)
+    layer = get_channel_layer()
+    # A move no socket heard of (as if its fan-out was lost with Redis).
+    await sync_to_async(services.play_move)(game.pk, user, state["d"]["legal_moves"][0], 0)
+    # The layer tells each of its sockets; the game's group reaches these two.
+    back = {"type": "layer.reconnected"}
+    await layer.group_send(game_group(game.pk), back)
+    assert (await recv(watcher))["v"] == 1
+    assert (await recv(comm))["v"] == 1
+    await layer.group_send(game_group(game.pk), back)
+    assert await watcher.receive_nothing(0.3) and await comm.receive_nothing(0.1)

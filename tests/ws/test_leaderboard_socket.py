@@ -256,3 +256,35 @@ async def test_a_board_sync_that_fails_is_an_error_frame() -> None:
     await send(sock, "sync")
     assert (await recv(sock))["t"] == "leaderboard"
     await sock.disconnect()
+
+
+async def test_a_board_socket_hears_the_board_as_it_stands_once_the_layer_is_back(
+    user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+):
+    """A win pushed while Redis was away never reached the board's sockets; when the layer
+    is back (`layer.reconnected`), each reads the board again and shows it."""
+    from channels.layers import get_channel_layer
+
+    from games.leaderboards import board_group
+    from tests.conftest import layer_down
+
+    date = clock.today().isoformat()
+    api = client_for(user)
+    game = (await database_sync_to_async(api.post)(f"/api/daily/{date}/portuguese/play")).json()
+    board = await connect(f"/ws/leaderboards/{date}/portuguese")
+    assert (await recv(board))["d"]["total"] == 0
+    line = await database_sync_to_async(
+        lambda: DailyChallenge.objects.get(date=clock.today(), variant="portuguese").line
+    )()
+    layer = get_channel_layer()
+    group_send = layer.group_send
+    monkeypatch.setattr(layer, "group_send", layer_down)
+    await database_sync_to_async(play_line)(api, game["id"], line)  # its pushes are lost
+    assert await board.receive_nothing(0.3)
+    monkeypatch.setattr(layer, "group_send", group_send)
+    # The layer tells each of its sockets; the board's group reaches this one.
+    await layer.group_send(board_group(date, "portuguese"), {"type": "layer.reconnected"})
+    pushed = await recv(board)
+    assert pushed["d"]["total"] == 1 and pushed["d"]["entries"][0]["username"] == "alice"
+    await board.disconnect()
