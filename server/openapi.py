@@ -78,6 +78,12 @@ _AT_ONCE = (
 )
 
 
+_DATABASE_AWAY = (
+    "the database cannot be reached just now; `Retry-After: 1`. A write may have been saved "
+    "all the same: read the game before sending it again"
+)
+
+
 _ERROR_BODY = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 
 
@@ -86,13 +92,18 @@ def document_common_refusals(result: dict, **_: object) -> dict:
     view raises itself, added here once instead of in each view's list: 406
     `not_acceptable` from every operation (an Accept header that admits no JSON: DRF's
     content negotiation), and 403 `forbidden` from every write that takes a session cookie
-    (Django's CSRF check, which DRF's session authentication runs); and 429 `rate_limited`
+    (Django's CSRF check, which DRF's session authentication runs); 429 `rate_limited`
     from every operation (server.http_limit: a client's requests
-    past HTTP_REQUESTS_PER_CLIENT in progress at once)."""
-    for operations in result.get("paths", {}).values():
+    past HTTP_REQUESTS_PER_CLIENT in progress at once); and 503 `unavailable` from every
+    operation but the health check while the database cannot be reached
+    (server.errors.api_exception_handler)."""
+    for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
             _add_refusal(responses, "429", "`rate_limited`", _AT_ONCE)
+            if path != "/api/health":  # which says so in a body of its own
+                _add_refusal(responses, "503", "`unavailable`", _DATABASE_AWAY)
+                responses["503"].setdefault("headers", {"Retry-After": _RETRY_AFTER})
             responses["429"].setdefault("headers", {"Retry-After": _RETRY_AFTER})
             # The server's own, before any view (server.daphne_server, server.middleware): a
             # body sent chunked, or over the size limit, on any path, whether or not the

@@ -390,3 +390,16 @@ def test_a_format_the_api_does_not_write_is_a_406_not_a_404(api, anon, path):  #
         res = client.get(f"{path}?format=xml")
         assert res.status_code == 406 and res.json()["code"] == "not_acceptable"
     assert api.get(f"{path}?format=json").status_code == 200
+
+
+def test_every_operation_but_the_health_check_documents_the_databases_503(anon):  # noqa: ANN001
+    """server.errors answers any view 503 `unavailable` while the database cannot be reached."""
+    schema = anon.get("/api/schema").json()
+    for path, operations in schema["paths"].items():
+        for method, op in operations.items():
+            refusal = op["responses"].get("503")
+            if path == "/api/health":
+                assert "`unavailable`" not in (refusal or {}).get("description", "")
+                continue
+            assert refusal is not None and "`unavailable`" in refusal["description"], (method, path)
+            assert "Retry-After" in refusal["headers"], (method, path)
