@@ -29,6 +29,10 @@ CLOSE_UNAUTHENTICATED = 4401
 # The reasons that go with them, so a client's log says why without the docs at hand.
 NOT_SIGNED_IN = "Not signed in, or the sign-in has ended: sign in again."
 TOO_MANY_REFUSED = "Too many frames refused for their rate: slow down."
+# A handshake whose sign-in could not be checked (the database away): RFC 6455's "try again
+# later", which a client reconnects after, as from a lost connection.
+CLOSE_TRY_AGAIN = 1013
+SIGN_IN_UNKNOWN = "Your sign-in could not be checked just now: connect again in a moment."
 # What daphne closes a socket with when its consumer raised (RFC 6455's "internal error").
 CLOSE_SERVER_ERROR = 1011
 
@@ -227,6 +231,9 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
 
         # Accept before closing: a close before accept is an HTTP 403 and the 4401 would be lost.
         await self.accept()
+        if self.scope.get("sign_in_unknown"):
+            await self.close(code=CLOSE_TRY_AGAIN, reason=SIGN_IN_UNKNOWN)
+            return False
         user = self.scope.get("user")
         signed_in = user is not None and user.is_authenticated
         if not signed_in:

@@ -12,27 +12,37 @@ consumer closes with 4401.
 from __future__ import annotations
 
 import hashlib
+import logging
 from urllib.parse import urlparse
 
 from asgiref.sync import async_to_sync
-from channels.auth import AuthMiddlewareStack
+from channels.auth import AuthMiddleware
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.middleware import BaseMiddleware
 from channels.security.websocket import WebsocketDenier
+from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.db import InterfaceError, OperationalError
 from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
 
 from server.client_address import authorization_parts, scope_header
+from server.stores import first_line
 from server.ws_subprotocol import offered_token
+
+log = logging.getLogger(__name__)
 
 
 def carries_token(scope: dict) -> bool:
     """Whether a handshake signs in with a token (the header, or the subprotocol), and so not
     with the cookie."""
     return scope_header(scope, b"authorization") is not None or offered_token(scope) is not None
+
+
+# A handshake whose sign-in could not be checked: the database that holds it is away.
+DATABASE_AWAY = (OperationalError, InterfaceError)
 
 
 @database_sync_to_async
@@ -59,16 +69,39 @@ class TokenAuthMiddleware(BaseMiddleware):
                 key = key if scheme == "token" else ""
             else:
                 key = offered
-            user = await _user_for_token(key) if key else None
+            try:
+                user = await _user_for_token(key) if key else None
+            except DATABASE_AWAY as exc:
+                user = None
+                scope = _sign_in_unknown(scope, exc)
             scope = dict(scope, user=user or AnonymousUser(), auth_via="token", token=key)
         return await super().__call__(scope, receive, send)
+
+
+def _sign_in_unknown(scope: dict, exc: BaseException) -> dict:
+    """Mark a handshake whose sign-in the database could not check: its socket closes with
+    1013, to be tried again (LeanWebsocketConsumer.admit), where the handshake failed with
+    HTTP 500 and a traceback."""
+    log.warning("A socket's sign-in could not be checked: %s", first_line(exc))
+    return dict(scope, sign_in_unknown=True)
+
+
+class SessionAuth(AuthMiddleware):
+    """Channels' session sign-in, with a database that cannot be asked marked as for a token."""
+
+    async def resolve_scope(self, scope: dict) -> None:
+        try:
+            await super().resolve_scope(scope)
+        except DATABASE_AWAY as exc:
+            scope["user"]._wrapped = AnonymousUser()
+            scope.update(_sign_in_unknown({}, exc))
 
 
 class SessionOrTokenAuth:
     """A token (header or subprotocol) when present, else the session cookie."""
 
     def __init__(self, inner):  # noqa: ANN001
-        self.session_stack = AuthMiddlewareStack(inner)
+        self.session_stack = CookieMiddleware(SessionMiddleware(SessionAuth(inner)))
         self.token_stack = TokenAuthMiddleware(inner)
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001, ANN204

@@ -11,6 +11,7 @@ from django.conf import settings
 from games import clock
 from games.models import Game
 from server.asgi import application
+from server.lean_consumer import SIGN_IN_UNKNOWN
 from server.ws_auth import host_allowed, origin_allowed, secure_handshake
 from tests.ws.helpers import CLOSED_4401, WAIT, track
 
@@ -590,3 +591,46 @@ async def test_a_subprotocol_of_someone_elses_is_not_chosen(user):  # noqa: ANN0
     key = await _token(user)
     comm = offering("/ws/echo", ["graphql-ws"], [(b"authorization", f"Token {key}".encode())])
     assert await comm.connect() == (True, None)
+
+
+CLOSED_1013 = {"type": "websocket.close", "code": 1013, "reason": SIGN_IN_UNKNOWN}
+
+
+async def test_a_token_the_database_cannot_check_closes_the_socket_to_try_again(
+    user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
+):
+    """PostgreSQL away: the handshake failed with HTTP 500 and a traceback each. It now opens
+    and closes with 1013 ("try again later"), a line in the log."""
+    from django.db import OperationalError
+
+    from server import ws_auth
+
+    async def away(key: str) -> None:
+        raise OperationalError("server closed the connection unexpectedly\n\tThis probably...")
+
+    monkeypatch.setattr(ws_auth, "_user_for_token", away)
+    comm = communicator("/ws/echo", [(b"authorization", f"Token {await _token(user)}".encode())])
+    assert (await comm.connect())[0]
+    assert await comm.receive_output(WAIT) == CLOSED_1013
+    (line,) = [r for r in caplog.records if r.name == "server.ws_auth"]
+    assert line.exc_info is None and line.getMessage().endswith("unexpectedly")
+
+
+async def test_a_session_the_database_cannot_check_closes_the_socket_to_try_again(
+    user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+):
+    import channels.auth
+    from django.db import InterfaceError
+
+    _, socket_to = await signed_in_browser(user)
+
+    async def away(scope: dict) -> None:
+        raise InterfaceError("connection already closed")
+
+    monkeypatch.setattr(channels.auth, "get_user", away)
+    sock = socket_to("/ws/leaderboards/2026-01-01/spanish")  # public, yet not served as nobody
+    assert (await sock.connect())[0]
+    assert await sock.receive_output(WAIT) == CLOSED_1013
