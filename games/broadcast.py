@@ -12,6 +12,8 @@ import orjson
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
+from server.stores import log_away
+
 logger = logging.getLogger(__name__)
 
 
@@ -89,14 +91,21 @@ def may_reach_others(layer: Any, game_id: int, exclude: str | None) -> bool:
     return check is None or check(game_group(game_id), exclude)
 
 
-# A group send waits at most this long for the channel layer (a mover's socket handles its next
-# frame only after its fan-out), and after a failure a fan-out is skipped for BREAK_SECONDS: a
-# Redis that hung held each move of a socket for REDIS_SOCKET_TIMEOUT (15 s). Watchers get what
-# they missed once the layer is back (RedisLayer._rejoin), in the next state, or with `sync`.
+# A group send waits at most this long for the channel layer: a mover's socket handles its next
+# frame only after its fan-out, and a Redis that hung held each move of a socket for
+# REDIS_SOCKET_TIMEOUT (15 s). After a send that timed out, fan-outs are skipped for
+# BREAK_SECONDS (a Redis that refuses fails at once, and costs no wait to try). Watchers get
+# what they missed once the layer is back (RedisLayer._rejoin), in the next state, or by `sync`.
 SEND_SECONDS = 1.0
 BREAK_SECONDS = 5.0
 _broken_until = 0.0
 _skipped = 0
+
+
+async def send_to_group(group: str, message: dict) -> None:
+    """The channel layer's group send, given up after SEND_SECONDS (TimeoutError)."""
+    async with asyncio.timeout(SEND_SECONDS):
+        await get_channel_layer().group_send(group, message)
 
 
 async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = None) -> None:
@@ -112,8 +121,7 @@ async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = Non
             "exclude": exclude,
         }
         # Timed only where a send goes out: nearly every move's has no other socket to reach.
-        async with asyncio.timeout(SEND_SECONDS):
-            await layer.group_send(game_group(game_id), message)
+        await send_to_group(game_group(game_id), message)
 
 
 def send_to_game_sync(game_id: int, frame: WireFrame) -> None:
@@ -126,29 +134,25 @@ async def fan_out(game_id: int, frames: Iterable[WireFrame], exclude: str | None
     A failure here (the channel layer unreachable for a moment) is logged, not raised: the
     write has committed, and the player who made it must be told so, not get an error or a
     closed socket for a move that stands. A watcher that missed a frame has the whole position
-    again in the next state it gets, or at once with `sync`. One line per failure, none for the
-    fan-outs skipped after it (counted when they resume).
+    again in the next state it gets, or at once with `sync`. An outage is a line a minute
+    (server.stores.log_away), not a traceback a move.
     """
     global _broken_until, _skipped
-    if time.monotonic() < _broken_until:
+    if _broken_until and time.monotonic() < _broken_until:
         _skipped += 1
         return
     try:
         for frame in frames:
             await send_to_game(game_id, frame, exclude)
-        if _skipped:
-            logger.warning("Fan-outs resumed; %d were skipped", _skipped)
-            _skipped = 0
-    except Exception as exc:  # noqa: BLE001 - a TimeoutError too
+    except TimeoutError as exc:
         _broken_until = time.monotonic() + BREAK_SECONDS
-        logger.warning(
-            "Game %s: a committed write's frames reached no watcher (%s: %s); fan-outs skipped "
-            "for %.0f s",
-            game_id,
-            type(exc).__name__,
-            exc,
-            BREAK_SECONDS,
-        )
+        log_away(f"Fan-outs (no answer in {SEND_SECONDS:g} s; resting)", exc, logger)
+    except Exception as exc:  # noqa: BLE001 - the write stands whatever the layer says
+        log_away("Fan-outs of committed writes to watchers", exc, logger)
+    else:
+        if _broken_until:
+            logger.warning("Fan-outs resumed; %d were skipped", _skipped)
+            _broken_until, _skipped = 0.0, 0
 
 
 fan_out_sync = async_to_sync(fan_out)

@@ -26,7 +26,7 @@ from games.services import MAX_VERSION
 from server.errors import AppError
 from server.json_input import DuplicateKey, check_unique_keys
 from server.lean_consumer import CLOSE_ABUSE, TOO_MANY_REFUSED, LeanWebsocketConsumer, TokenBucket
-from server.stores import first_line
+from server.stores import log_away
 
 log = logging.getLogger(__name__)
 
@@ -483,9 +483,7 @@ class GameConsumer(JsonFrameConsumer):
         except AppError as exc:
             result = exc
         except (OperationalError, InterfaceError) as exc:  # the database away: one line
-            log.warning(
-                "Game %s: a %s could not be written: %s", self.game_id, action, first_line(exc)
-            )
+            log_away("Socket writes (moves, undos, resigns)", exc, log)
             result = AppError("unavailable", _UNWRITTEN.format(action=action), reason="unavailable")
         except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
             log.exception("Game %s: a %s could not be written", self.game_id, action)

@@ -23,7 +23,8 @@ from django.core.cache import cache
 from games import engine
 from games.engine.solver import hint_line
 from games.models import Game
-from server.throttling import STORE_ERRORS, store_away
+from server.stores import log_away
+from server.throttling import STORE_ERRORS
 
 # How far back the positions a hint must not return to are read: a hint reads the history's
 # last rows, and a game of tens of thousands of moves (a bot's) should not cost a read of all
@@ -46,7 +47,7 @@ def next_move(
     try:
         kept = cache.get(key)
     except STORE_ERRORS as exc:  # Redis away: a search of its own, as for a line not kept
-        store_away("A hint", exc)
+        log_away("A hint's kept line (searched again)", exc)
         kept = None
     if kept is not None:
         move = _kept_line_move(game, state, kept["from"], kept["line"])
@@ -61,7 +62,7 @@ def next_move(
         try:
             cache.set(key, {"from": game.version, "line": line}, LINE_SECONDS)
         except STORE_ERRORS as exc:
-            store_away("A hint", exc)
+            log_away("A hint's kept line (searched again)", exc)
     return line[0] if line else None
 
 

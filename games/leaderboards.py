@@ -167,13 +167,17 @@ def publish_board(daily: DailyChallenge, shrunk: bool = False) -> None:
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
+    from games.broadcast import send_to_group
+
     layer = get_channel_layer()
     if layer is None:
         return
     message = {"type": "board.frame", "frame": board_frame(daily)}
     if shrunk:
         message["shrunk"] = True
-    async_to_sync(layer.group_send)(board_group(daily.date.isoformat(), daily.variant), message)
+    # Bounded (games.broadcast.SEND_SECONDS): a push runs once its game's write has committed,
+    # on that write's thread, and a Redis that hung held a ranked finish 15 s.
+    async_to_sync(send_to_group)(board_group(daily.date.isoformat(), daily.variant), message)
 
 
 # What the all-time board ranks by, best first. Players equal in all three share a rank

@@ -32,6 +32,7 @@ from games import engine, state_cache
 from games.engine.deal import MAX_SERVED_DEAL
 from games.models import VARIANT_IDS, DailyChallenge, Deal, Game, Move
 from server.errors import AppError
+from server.stores import log_away
 
 if TYPE_CHECKING:
     from accounts.models import User
@@ -529,9 +530,17 @@ def _on_finish(game: Game) -> None:
 
     record_finished_attempt(game)
     daily = game.daily
-    # Robust: a board push that fails (the channel layer unreachable) is logged, not raised
-    # out of the committed write, which would answer its moves as refused and play them again.
-    transaction.on_commit(lambda: publish_board(daily), robust=True)
+
+    def push() -> None:
+        # A board push that fails (the channel layer away) is logged in a line a minute, not
+        # raised out of the committed write, which would answer its moves as refused and play
+        # them again. Its sockets get the board at the next push, or when the layer is back.
+        try:
+            publish_board(daily)
+        except Exception as exc:  # noqa: BLE001 - the finish stands
+            log_away("Leaderboard pushes after a finish", exc, log)
+
+    transaction.on_commit(push)
 
 
 def _check_move_text(move: Any) -> None:

@@ -24,7 +24,7 @@ from games.broadcast import WireFrame
 from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
 from server.errors import AppError
-from server.stores import first_line
+from server.stores import log_away
 
 if TYPE_CHECKING:
     from accounts.models import User
@@ -42,7 +42,7 @@ def load_state(game_id: int, user: User) -> tuple[int, int, dict] | AppError:
     except AppError as exc:
         return exc
     except (OperationalError, InterfaceError) as exc:  # the database away: one line, no trace
-        log.warning("Game %s could not be loaded for a socket: %s", game_id, first_line(exc))
+        log_away("Game sockets' reads of their games", exc, log)
         return AppError("unavailable", f"Game {game_id} cannot be loaded just now: sync later.")
     except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
         log.exception("Game %s could not be loaded for a socket", game_id)
@@ -141,6 +141,9 @@ def new_move_batcher() -> MoveBatcher:
     async def run(requests: list[services.MoveRequest]) -> list:
         try:
             results = await writer.write(requests)
+        except (OperationalError, InterfaceError) as exc:  # the database away: a line a minute
+            log_away("Move batches on the event loop (each played again on a thread)", exc, log)
+            results = [services.after_failure(exc)] * len(requests)
         except Exception as exc:  # noqa: BLE001 - played again on a thread, which reports per move
             log.warning(
                 "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
@@ -179,7 +182,7 @@ def load_board(date: str, variant: str) -> dict | AppError:
     except AppError as exc:
         return exc
     except (OperationalError, InterfaceError) as exc:
-        log.warning("The %s board of %s could not be loaded: %s", variant, date, first_line(exc))
+        log_away("Board sockets' reads of their boards", exc, log)
         return AppError(
             "unavailable",
             f"The {variant} challenge of {date} cannot be loaded just now: sync later.",

@@ -19,13 +19,19 @@ import itertools
 import logging
 import time
 import uuid
+from typing import Any
 
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
+from server.stores import log_away
+
 logger = logging.getLogger(__name__)
+# What a connection Redis dropped (a restart) raises when next used.
+_LOST = (RedisConnectionError, ConnectionError)
 
 
 class InProcessChannelLayer(InMemoryChannelLayer):
@@ -83,6 +89,9 @@ class _LoopInboxes:
         # joined again when Redis comes back without them (a restart without persistence).
         self.joined: dict[str, set[str]] = {}
         self.rejoining = False
+        # A socket's join failed or timed out with no failed read to follow (Redis hung for
+        # less than the read timeout): the reader's next good read joins them all again.
+        self.rejoin_wanted = False
 
     def queue(self, channel: str) -> asyncio.Queue:
         """`channel`'s inbox, made if need be; a new one counts as idle until it is read."""
@@ -133,6 +142,8 @@ class RedisLayer(RedisChannelLayer):
     read_wait = 0.25
     # The most messages the reader takes from Redis in one round trip (see `_read`).
     read_batch = 100
+    # How long a socket's group join or leave may wait for Redis (see `group_add`).
+    join_seconds = 1.0
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
         super().__init__(*args, **kwargs)
@@ -188,34 +199,60 @@ class RedisLayer(RedisChannelLayer):
     async def group_add(self, group: str, channel: str) -> None:
         """As channels_redis', and remembered for this process's own sockets, so that a Redis
         that comes back empty (restarted without persistence) gets them again (`_rejoin`).
-        Remembered first: a join that fails because Redis is away is made once it is back,
-        instead of failing the handshake (1011)."""
+        Remembered first: a join that fails because Redis is away, or does not answer within
+        `join_seconds`, is made once it is back (the reader's next good read), instead of
+        failing the handshake (1011) or holding it for the read timeout (15 s)."""
         joined = self._joined_here(channel)
         if joined is not None:
             joined.add(group)
-        try:
-            await super().group_add(group, channel)
-        except (ConnectionError, OSError, RedisError):
-            if joined is None:
-                raise
-            logger.warning(
-                "Channel layer: %s could not join %s now; it will once Redis is back",
-                channel,
-                group,
-            )
+        if not await self._socket_group_change(super().group_add, group, channel, joined):
+            self._here().rejoin_wanted = True
 
     async def group_discard(self, group: str, channel: str) -> None:
+        """As channels_redis'; a socket's leave that fails is let go: its channel stays in the
+        group until the group expires, and sends to it are dropped (as for a process killed
+        with its sockets open)."""
         joined = self._joined_here(channel)
         if joined is not None:
             joined.discard(group)
+        await self._socket_group_change(super().group_discard, group, channel, joined)
+
+    async def _socket_group_change(
+        self, change: Any, group: str, channel: str, joined: set[str] | None
+    ) -> bool:
+        """Whether `change` (a join or leave) was made. A socket's of this process (`joined`
+        not None) waits at most `join_seconds`, and its failure is logged, not raised; any
+        other channel's is raised, as channels_redis raises it."""
+        if joined is None:
+            await self._once_more(change, group, channel)
+            return True
         try:
-            await super().group_discard(group, channel)
-        except (ConnectionError, OSError, RedisError) as exc:
-            if joined is None:
-                raise
-            # A closing socket: its channel stays in the group until the group expires, and
-            # sends to it are dropped (as for a process killed with its sockets open).
-            logger.warning("Channel layer: %s could not leave %s (%s)", channel, group, exc)
+            async with asyncio.timeout(self.join_seconds):
+                await self._once_more(change, group, channel)
+        except (ConnectionError, OSError, RedisError, TimeoutError) as exc:
+            log_away(f"Channel layer: a socket's {change.__name__}", exc, logger)
+            return False
+        return True
+
+    async def send(self, channel: str, message: dict) -> None:
+        await self._once_more(super().send, channel, message)
+
+    async def _once_more(self, operation: Any, *args: Any) -> Any:
+        """`operation`, tried once more on a lost connection. A Redis that restarted leaves
+        every idle connection of the pool dead, and each failed the next operation that took it
+        (a watcher missed the first move made after a restart, and a board its next push): the
+        idle ones are dropped, and a fresh one tried (which fails as fast if Redis is away). A
+        group send's local copies may then go twice; a socket drops a state it has."""
+        try:
+            return await operation(*args)
+        except _LOST:
+            await self._drop_idle_connections()
+            return await operation(*args)
+
+    async def _drop_idle_connections(self) -> None:
+        loop_layer = self._layers.get(asyncio.get_running_loop())
+        for client in list(getattr(loop_layer, "_connections", {}).values()):
+            await client.connection_pool.disconnect(inuse_connections=False)
 
     async def _rejoin(self, here: _LoopInboxes) -> None:
         """After Redis was unreachable: join every open socket's groups again (Redis may have
@@ -286,8 +323,8 @@ class RedisLayer(RedisChannelLayer):
                 token = f"{reader}:{next(batches)}"
                 args = [handed, self.read_batch, token, self.expiry]
                 taken = await take(keys=keys, args=args)
-                if failed:
-                    failed = False
+                if failed or here.rejoin_wanted:
+                    failed = here.rejoin_wanted = False
                     await self._rejoin(here)
                 if taken:
                     self._hand_on_all(here, real, taken[::2])
@@ -349,6 +386,9 @@ class RedisLayer(RedisChannelLayer):
                 here.queues.pop(channel, None)
 
     async def group_send(self, group: str, message: dict) -> None:
+        await self._once_more(self._group_send, group, message)
+
+    async def _group_send(self, group: str, message: dict) -> None:
         """channels_redis' group send in one round trip, or two when members on other
         processes must be written to: it spent three (drop expired members, list them; four
         with the look for anyone but the mover this layer added) and two more for those

@@ -16,7 +16,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from server.stores import first_line
+from server.stores import log_away
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +113,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         return Response(exc.as_dict(), status=exc.status, headers=headers)
     if isinstance(exc, (OperationalError, InterfaceError)):
-        log.warning(
-            "%s: the database could not be reached (%s)",
-            context["request"].path,
-            first_line(exc),
-        )
+        log_away("REST requests (answered 503)", exc, log)
         return Response(
             {"code": "unavailable", "detail": DATABASE_GONE},
             status=503,

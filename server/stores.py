@@ -13,11 +13,14 @@ where, why, and what to do. The benches reuse `where` and `first_line` for the s
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import time
 from urllib.parse import urlsplit
 
 REDIS_CONNECT_SECONDS = 3.0
+log = logging.getLogger(__name__)
 
 
 def where(url: str, default_port: int) -> str:
@@ -31,6 +34,24 @@ def first_line(exc: BaseException) -> str:
     """An error's first line: a driver's message may run to several, with hints after."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+# An outage is logged a line a minute for each thing it stops, not a traceback each time.
+AWAY_LOG_SECONDS = 60.0
+_away_logged: dict[str, tuple[float, int]] = {}
+
+
+def log_away(what: str, exc: BaseException, logger: logging.Logger | None = None) -> None:
+    """Log that `what` failed, its store away (`exc`), at most once a minute per `what`; the
+    line counts the failures it stands for."""
+    now = time.monotonic()
+    last, held = _away_logged.get(what, (-AWAY_LOG_SECONDS, 0))
+    if now - last < AWAY_LOG_SECONDS:
+        _away_logged[what] = (last, held + 1)
+        return
+    _away_logged[what] = (now, 0)
+    more = f" (and {held} times since the last line)" if held else ""
+    (logger or log).warning("%s failed%s: %s", what, more, first_line(exc))
 
 
 def database_problem() -> str | None:

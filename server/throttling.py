@@ -4,33 +4,23 @@ The limits' counts live in the cache: Redis, with REDIS_URL. Redis away for a mo
 restart) made every limited request fail with 500, whatever else it needed: signing up and in,
 starting a game, a hint. A limit is a guard against abuse over minutes, so while its counts
 cannot be read it lets the request through, and says so in the log once a minute, not once a
-request; the database, which holds everything that matters, is not involved.
+request (server.stores.log_away); the database, which holds everything that matters, is not
+involved.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from redis.exceptions import RedisError
 
-from server.stores import first_line
+from server.stores import log_away
 
 log = logging.getLogger(__name__)
 
 # What a cache read or write raises while Redis cannot be reached (or answers no more).
 STORE_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError)
-LOG_EVERY_SECONDS = 60.0
-_logged_at: dict[str, float] = {}
-
-
-def store_away(what: str, exc: BaseException) -> None:
-    """Log that `what` went on without the cache, at most once a minute per `what`."""
-    now = time.monotonic()
-    if now - _logged_at.get(what, -LOG_EVERY_SECONDS) >= LOG_EVERY_SECONDS:
-        _logged_at[what] = now
-        log.warning("%s went on without the cache: %s", what, first_line(exc))
 
 
 class OpenWhileCacheAway:
@@ -42,5 +32,5 @@ class OpenWhileCacheAway:
         try:
             return super().allow_request(request, view)  # type: ignore[misc]
         except STORE_ERRORS as exc:
-            store_away(f"The {self.scope} limit", exc)
+            log_away(f"The {self.scope} limit (requests let through)", exc, log)
             return True

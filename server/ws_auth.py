@@ -29,7 +29,7 @@ from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
 
 from server.client_address import authorization_parts, scope_header
-from server.stores import first_line
+from server.stores import log_away
 from server.ws_subprotocol import offered_token
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def _sign_in_unknown(scope: dict, exc: BaseException) -> dict:
     """Mark a handshake whose sign-in the database could not check: its socket closes with
     1013, to be tried again (LeanWebsocketConsumer.admit), where the handshake failed with
     HTTP 500 and a traceback."""
-    log.warning("A socket's sign-in could not be checked: %s", first_line(exc))
+    log_away("Socket sign-ins (closed with 1013)", exc, log)
     return dict(scope, sign_in_unknown=True)
 
 

@@ -116,12 +116,15 @@ def pool_submissions(settings, monkeypatch):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(autouse=True)
-def fan_outs_not_broken() -> None:
-    """A test whose fan-out failed (a channel layer made to fail) leaves the next tests' fan-outs
-    on: games.broadcast skips them for a few seconds after a failure."""
+def outages_forgotten() -> None:
+    """A test whose fan-out or store failed (a layer or cache made to fail) leaves the next
+    tests as they were: fan-outs are skipped for a few seconds after one timed out
+    (games.broadcast), and an outage is logged once a minute (server.stores.log_away)."""
     from games import broadcast
+    from server import stores
 
-    broadcast._broken_until = 0.0
+    broadcast._broken_until, broadcast._skipped = 0.0, 0
+    stores._away_logged.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import pytest
 from redis.exceptions import ConnectionError as RedisDown
 from rest_framework.test import APIClient
 
-from server import throttling
+from server import stores
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,7 @@ def cache_away(monkeypatch):  # noqa: ANN001, ANN201
 
     monkeypatch.setattr(SimpleRateThrottle, "cache", CacheAway())
     monkeypatch.setattr(hints, "cache", CacheAway())
-    monkeypatch.setattr(throttling, "_logged_at", {})
+    monkeypatch.setattr(stores, "_away_logged", {})
 
 
 def test_signing_up_and_in_and_playing_go_on_while_the_cache_is_away(cache_away, caplog):  # noqa: ANN001
@@ -50,10 +50,10 @@ def test_signing_up_and_in_and_playing_go_on_while_the_cache_is_away(cache_away,
     assert game.status_code == 201, game.content
     assert api.get(f"/api/games/{game.json()['id']}/hint").status_code == 200
     assert api.get("/api/games/live").status_code == 200
-    lines = [r.getMessage() for r in caplog.records if r.name == "server.throttling"]
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("server.")]
     # Once a minute for each: the second sign-in logged nothing more.
-    assert sorted(line.split(" went on")[0] for line in lines) == [
-        "A hint",
+    assert sorted(line.split(" (")[0] for line in lines) == [
+        "A hint's kept line",
         "The auth limit",
         "The hint limit",
         "The live limit",

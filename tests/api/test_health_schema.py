@@ -25,6 +25,34 @@ def test_health_is_503_when_the_database_is_down(anon, monkeypatch):  # noqa: AN
     assert res.json()["status"] == "degraded"
 
 
+def test_a_channel_layer_that_hangs_is_a_503_in_two_seconds_logged_a_line(
+    anon,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
+):
+    """A Redis that hung held the check for its socket timeout (15 s), and every failed check
+    logged a traceback."""
+    import asyncio
+    import time
+
+    from channels.layers import get_channel_layer
+
+    from server import health
+
+    async def hang(*args: object) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(health, "LAYER_PROBE_SECONDS", 0.2)
+    monkeypatch.setattr(get_channel_layer(), "send", hang)
+    for _ in range(2):
+        started = time.monotonic()
+        res = anon.get("/api/health")
+        assert res.status_code == 503 and time.monotonic() - started < 2
+        assert res.json()["channel_layer"]["error"] == "TimeoutError"
+    (line,) = [r for r in caplog.records if r.name == "server.health"]
+    assert line.exc_info is None and "channel layer check" in line.getMessage()
+
+
 @pytest.mark.parametrize("accept", [None, "*/*", "application/json"])
 def test_the_schema_is_json_unless_yaml_is_asked_for(anon, accept):  # noqa: ANN001
     """The API is JSON: a client that fetches the schema with no Accept header parses JSON."""

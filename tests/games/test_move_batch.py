@@ -359,6 +359,7 @@ def test_a_board_push_that_fails_after_the_commit_refuses_no_committed_move(
     user,
     other_user,
     monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
 ):
     """The board's push runs once the batch has committed; if it fails (the channel layer
     unreachable), the batch's moves stand, and their players must hear so. It used to raise
@@ -385,6 +386,32 @@ def test_a_board_push_that_fails_after_the_commit_refuses_no_committed_move(
     assert (game.status, bystander.version) == ("won", 1)
     assert [r for r in results if isinstance(r, AppError)] == []
     assert [frame.t for frame in results[0][1]] == ["state", "result"]
+    (line,) = [r for r in caplog.records if "Leaderboard pushes" in r.getMessage()]
+    assert line.exc_info is None  # a line, not a traceback a finish
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_board_push_to_a_layer_that_hangs_gives_up_in_a_second(api, monkeypatch):  # noqa: ANN001
+    """It runs on the committed write's thread: a Redis that hung held a ranked finish 15 s."""
+    import asyncio
+    import time
+
+    from channels.layers import get_channel_layer
+
+    from games import broadcast, leaderboards
+    from games.models import DailyChallenge
+
+    game, _ = _ranked_one_move_from_a_win(api)
+
+    async def hang(*args: object) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(broadcast, "SEND_SECONDS", 0.2)
+    monkeypatch.setattr(get_channel_layer(), "group_send", hang)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        leaderboards.publish_board(DailyChallenge.objects.get(pk=game.daily_id))
+    assert time.monotonic() - started < 2
 
 
 @pytest.mark.django_db(transaction=True)

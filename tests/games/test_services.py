@@ -511,3 +511,59 @@ async def test_a_socket_opened_while_redis_is_away_joins_its_groups_once_it_is_b
     await layer.group_send("svc-later", {"type": "x", "n": 2})
     assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 2
     await _close_own_layer(layer, [socket_channel])
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_a_pooled_connection_redis_dropped_costs_no_send():
+    """A Redis that restarted left the pool's idle connections dead, and each failed the next
+    operation that took it: a watcher missed the first move after the restart. The idle ones
+    are dropped on the first such failure and the operation is tried once more."""
+    import redis.asyncio as redis
+
+    layer = _own_redis_layer()
+    client = layer.connection(0)
+    victim = await client.client_id()  # the one idle connection of the pool, from now on
+    channel = await layer.new_channel()
+    inbox = layer.open_inbox(channel)
+    await layer.group_add("svc-dropped", channel)
+    for _ in range(3):  # the reader holds its own connection: find ours idle again
+        if await client.client_id() == victim:
+            break
+    admin = redis.Redis.from_url(os.environ["REDIS_URL"])
+    try:
+        assert await admin.client_kill_filter(_id=victim) == 1
+    finally:
+        await admin.aclose()
+    await layer.group_send("svc-dropped", {"type": "x", "n": 1})
+    assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 1
+    await _close_own_layer(layer, [channel])
+
+
+@needs_redis
+@pytest.mark.redis
+async def test_a_socket_whose_join_redis_does_not_answer_is_joined_at_the_next_good_read(
+    monkeypatch,  # noqa: ANN001
+):
+    """A Redis that hung held a new socket's handshake for the read timeout (15 s); now the
+    join waits `join_seconds`, and the reader's next good read makes it (with no failed read
+    of its own to set it off: Redis hung for less than the read timeout)."""
+    import time
+
+    layer = _own_redis_layer()
+    layer.join_seconds = 0.2
+    channel = await layer.new_channel()
+    inbox = layer.open_inbox(channel)
+
+    async def hang(*args: object) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(RedisChannelLayer, "group_add", hang)
+    started = time.monotonic()
+    await layer.group_add("svc-hung", channel)
+    assert time.monotonic() - started < 1
+    monkeypatch.undo()
+    assert await asyncio.wait_for(inbox.get(), timeout=5) == {"type": "layer.reconnected"}
+    await layer.group_send("svc-hung", {"type": "x", "n": 3})
+    assert (await asyncio.wait_for(inbox.get(), timeout=5))["n"] == 3
+    await _close_own_layer(layer, [channel])

@@ -825,8 +825,8 @@ async def test_a_write_the_database_fails_is_an_error_frame_and_the_socket_stays
             0,
         )
         assert f"could not save your {action}" in error["detail"] and "sync" in error["detail"]
-    # One line each, not a traceback a message: an outage of 20 s logged a thousand of them.
-    assert _database_lines(caplog, "could not be written") == 3
+    # A line a minute, not a traceback a message: an outage of 20 s logged a thousand of them.
+    assert _database_lines(caplog, "Socket writes") == 1
     monkeypatch.undo()
     await send(comm, "move", {"move": move, "v": 0, "id": "m-2"})
     assert await recv(comm) == {"t": "ack", "d": {"id": "m-2"}}
@@ -865,13 +865,23 @@ async def test_a_sync_the_database_cannot_answer_is_an_error_frame_and_the_socke
     error = await recv(comm)
     assert (error["d"]["id"], error["d"]["reason"], error["d"]["v"]) == ("s-2", "unavailable", 0)
     assert "cannot be loaded just now" in error["d"]["detail"]
-    assert _database_lines(caplog, "could not be loaded") == 2
+    assert _database_lines(caplog, "reads of their games") == 1
     monkeypatch.setattr(selectors, "viewable_game", viewable_game)
     move = state["d"]["legal_moves"][0]
     await send(comm, "move", {"move": move, "v": 0, "id": "m-1"})  # it still plays
     assert (await recv(comm))["t"] == "ack"
     assert (await recv(comm))["v"] == 1
     await comm.disconnect()
+
+
+async def watched_game(owner, watcher_user):  # noqa: ANN001, ANN201
+    """A practice game, its owner's socket (and the state it opened with) and a watcher's."""
+    game = await practice(owner)
+    comm = await connect(f"/ws/games/{game.pk}", owner)
+    state = await recv(comm)
+    watcher = await connect(f"/ws/games/{game.pk}", watcher_user)
+    await recv(watcher)
+    return game, comm, state, watcher
 
 
 async def test_a_fan_out_that_hangs_holds_the_movers_socket_a_second_at_most_then_rests(
@@ -885,16 +895,13 @@ async def test_a_fan_out_that_hangs_holds_the_movers_socket_a_second_at_most_the
     gives up after SEND_SECONDS, and the fan-outs after it are skipped for BREAK_SECONDS,
     logged in a line each way."""
     import asyncio
+    import time
 
     from channels.layers import get_channel_layer
 
     from games import broadcast
 
-    game = await practice(user)
-    comm = await connect(f"/ws/games/{game.pk}", user)
-    state = await recv(comm)
-    watcher = await connect(f"/ws/games/{game.pk}", other_user)
-    await recv(watcher)
+    game, comm, state, watcher = await watched_game(user, other_user)
     sends = []
     layer = get_channel_layer()
     real_send = layer.group_send
@@ -913,13 +920,41 @@ async def test_a_fan_out_that_hangs_holds_the_movers_socket_a_second_at_most_the
     assert (await recv(comm))["t"] == "pong"
     assert len(sends) == 1  # the first gave up; the two after it were skipped
     monkeypatch.setattr(layer, "group_send", real_send)
-    monkeypatch.setattr(broadcast, "_broken_until", 0.0)  # the rest is over
+    monkeypatch.setattr(broadcast, "_broken_until", time.monotonic() - 1)  # the rest is over
     await send(comm, "move", {"move": state["d"]["legal_moves"][0], "v": 3, "id": 3})
     await recv(comm)
     await recv(comm)
     assert (await recv_until(watcher, "state"))["v"] == 4  # it hears again
     lines = [r.getMessage() for r in caplog.records if r.name == "games.broadcast"]
     assert len(lines) == 2 and "TimeoutError" in lines[0] and "2 were skipped" in lines[1]
+
+
+async def test_a_layer_that_refuses_costs_no_rest_and_logs_a_line_a_minute(
+    user,  # noqa: ANN001
+    other_user,  # noqa: ANN001
+    monkeypatch,  # noqa: ANN001
+    caplog,  # noqa: ANN001
+):
+    """A Redis that refuses fails at once: each fan-out is tried (a restarted Redis is heard
+    at the next move, not after a rest), and the outage logs one line, not one a move."""
+    from channels.layers import get_channel_layer
+
+    game, comm, state, watcher = await watched_game(user, other_user)
+    layer = get_channel_layer()
+    real_send = layer.group_send
+    monkeypatch.setattr(layer, "group_send", layer_down)
+    for v in range(3):
+        await send(comm, "move", {"move": state["d"]["legal_moves"][0], "v": v, "id": v})
+        assert (await recv(comm))["t"] == "ack"
+        state = await recv(comm)
+    monkeypatch.setattr(layer, "group_send", real_send)
+    await send(comm, "move", {"move": state["d"]["legal_moves"][0], "v": 3, "id": 3})
+    await recv(comm)
+    await recv(comm)
+    assert (await recv_until(watcher, "state"))["v"] == 4  # the next move after it is heard
+    lines = [r for r in caplog.records if r.name == "games.broadcast"]
+    assert len(lines) == 1 and lines[0].exc_info is None
+    assert "Connection refused" in lines[0].getMessage()
 
 
 async def test_the_sockets_hear_the_game_as_it_stands_once_the_layer_is_back(
@@ -934,11 +969,7 @@ async def test_the_sockets_hear_the_game_as_it_stands_once_the_layer_is_back(
 
     from games.broadcast import game_group
 
-    game = await practice(user)
-    comm = await connect(f"/ws/games/{game.pk}", user)
-    state = await recv(comm)
-    watcher = await connect(f"/ws/games/{game.pk}", other_user)
-    await recv(watcher)
+    game, comm, state, watcher = await watched_game(user, other_user)
     layer = get_channel_layer()
     # A move no socket heard of (as if its fan-out was lost with Redis).
     await sync_to_async(services.play_move)(game.pk, user, state["d"]["legal_moves"][0], 0)
