@@ -249,8 +249,11 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         if group is not None:
             self.sign_in_group = group
             self.user_group = user_group(user.pk)
-            await self.channel_layer.group_add(group, self.channel_name)
-            await self.channel_layer.group_add(self.user_group, self.channel_name)
+            # At once: each may wait for a Redis that hangs (RedisLayer.join_seconds).
+            await asyncio.gather(
+                self.channel_layer.group_add(group, self.channel_name),
+                self.channel_layer.group_add(self.user_group, self.channel_name),
+            )
             # A sign-out, a revoke or a deactivation that came between the handshake's look-up
             # and the joins told a group this socket was not in yet: only a second look tells.
             if not await sign_in_lasts(self.scope):
@@ -312,8 +315,10 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "sign_in_group"):
-            await self.channel_layer.group_discard(self.sign_in_group, self.channel_name)
-            await self.channel_layer.group_discard(self.user_group, self.channel_name)
+            await asyncio.gather(
+                self.channel_layer.group_discard(self.sign_in_group, self.channel_name),
+                self.channel_layer.group_discard(self.user_group, self.channel_name),
+            )
 
     async def layer_reconnected(self, event: dict) -> None:
         """The channel layer was unreachable and is back (server.channel_layer.RedisLayer): this
