@@ -17,16 +17,14 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
 from games import services, socket_calls
 from games.broadcast import PLAYING, encode, fan_out, game_group, stage, state_order
 from games.move_batcher import MoveBatcher
 from games.services import MAX_VERSION
-from server.errors import AppError
+from server.errors import AppError, log_failure
 from server.json_input import DuplicateKey, check_unique_keys
 from server.lean_consumer import CLOSE_ABUSE, TOO_MANY_REFUSED, LeanWebsocketConsumer, TokenBucket
-from server.stores import log_away
 
 log = logging.getLogger(__name__)
 
@@ -482,11 +480,9 @@ class GameConsumer(JsonFrameConsumer):
                 result = await batcher.submit(request)
         except AppError as exc:
             result = exc
-        except (OperationalError, InterfaceError) as exc:  # the database away: one line
-            log_away("Socket writes (moves, undos, resigns)", exc, log)
-            result = AppError("unavailable", _UNWRITTEN.format(action=action), reason="unavailable")
-        except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
-            log.exception("Game %s: a %s could not be written", self.game_id, action)
+        except Exception as exc:  # noqa: BLE001 - logged; the socket hears why and stays
+            away = "Socket writes (moves, undos, resigns)"
+            log_failure(log, exc, away, "Game %s: a %s could not be written", self.game_id, action)
             result = AppError("unavailable", _UNWRITTEN.format(action=action), reason="unavailable")
         if isinstance(result, AppError):
             # The error names the current version, but this socket has not been sent that

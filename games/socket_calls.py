@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, connections
+from django.db import connection, connections
 
 from games import engine, events, selectors, services
 from games.broadcast import WireFrame
 from games.loop_writer import LoopBatchWriter
 from games.move_batcher import MoveBatcher, batcher_for_loop, write_batch
-from server.errors import AppError
-from server.stores import log_away
+from server.errors import AppError, log_failure
 
 if TYPE_CHECKING:
     from accounts.models import User
@@ -41,11 +40,9 @@ def load_state(game_id: int, user: User) -> tuple[int, int, dict] | AppError:
         game = selectors.viewable_game(game_id, user)
     except AppError as exc:
         return exc
-    except (OperationalError, InterfaceError) as exc:  # the database away: one line, no trace
-        log_away("Game sockets' reads of their games", exc, log)
-        return AppError("unavailable", f"Game {game_id} cannot be loaded just now: sync later.")
-    except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
-        log.exception("Game %s could not be loaded for a socket", game_id)
+    except Exception as exc:  # noqa: BLE001 - logged; the socket hears why and stays
+        away = "Game sockets' reads of their games"
+        log_failure(log, exc, away, "Game %s could not be loaded for a socket", game_id)
         return AppError("unavailable", f"Game {game_id} cannot be loaded just now: sync later.")
     state = engine.State.from_dict(game.state)
     if game.owner_id == user.id:
@@ -141,12 +138,13 @@ def new_move_batcher() -> MoveBatcher:
     async def run(requests: list[services.MoveRequest]) -> list:
         try:
             results = await writer.write(requests)
-        except (OperationalError, InterfaceError) as exc:  # the database away: a line a minute
-            log_away("Move batches on the event loop (each played again on a thread)", exc, log)
-            results = [services.after_failure(exc)] * len(requests)
         except Exception as exc:  # noqa: BLE001 - played again on a thread, which reports per move
-            log.warning(
-                "A move batch failed on the event loop; retrying it on a thread.", exc_info=True
+            log_failure(
+                log,
+                exc,
+                "Move batches on the event loop (each played again on a thread)",
+                "A move batch failed on the event loop; retrying it on a thread.",
+                level=logging.WARNING,
             )
             results = [services.after_failure(exc)] * len(requests)
         # Handed over: None, a batch for the ORM (it finishes a ranked attempt) or one whose
@@ -181,14 +179,9 @@ def load_board(date: str, variant: str) -> dict | AppError:
         return leaderboards.board_frame(daily.challenge_for(date, variant))
     except AppError as exc:
         return exc
-    except (OperationalError, InterfaceError) as exc:
-        log_away("Board sockets' reads of their boards", exc, log)
-        return AppError(
-            "unavailable",
-            f"The {variant} challenge of {date} cannot be loaded just now: sync later.",
-        )
-    except Exception:  # noqa: BLE001 - logged; the socket hears why and stays
-        log.exception("The %s board of %s could not be loaded", variant, date)
+    except Exception as exc:  # noqa: BLE001 - logged; the socket hears why and stays
+        away = "Board sockets' reads of their boards"
+        log_failure(log, exc, away, "The %s board of %s could not be loaded", variant, date)
         return AppError(
             "unavailable",
             f"The {variant} challenge of {date} cannot be loaded just now: sync later.",

@@ -20,6 +20,27 @@ from server.stores import log_away
 
 log = logging.getLogger(__name__)
 
+# What the database's driver raises while it cannot be reached (PostgreSQL restarting, say).
+DATABASE_AWAY = (OperationalError, InterfaceError)
+
+
+def log_failure(
+    logger: logging.Logger,
+    exc: BaseException,
+    away: str,
+    message: str,
+    *args: object,
+    level: int = logging.ERROR,
+) -> None:
+    """Log a failure its caller answers for itself: the database away as a line a minute under
+    `away` (server.stores.log_away), not a traceback a message; anything else, which the
+    database being away does not explain, with its traceback."""
+    if isinstance(exc, DATABASE_AWAY):
+        log_away(away, exc, logger)
+    else:
+        logger.log(level, message, *args, exc_info=exc)
+
+
 # What a request hears when the database could not be reached (PostgreSQL restarting, say): a
 # 503 to retry, as the socket's `unavailable`, not a 500. A write may have committed before the
 # connection was lost, so the client is told to read the game before it plays again.
@@ -112,7 +133,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, AppError):
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         return Response(exc.as_dict(), status=exc.status, headers=headers)
-    if isinstance(exc, (OperationalError, InterfaceError)):
+    if isinstance(exc, DATABASE_AWAY):
         log_away("REST requests (answered 503)", exc, log)
         return Response(
             {"code": "unavailable", "detail": DATABASE_GONE},

@@ -24,11 +24,11 @@ from channels.security.websocket import WebsocketDenier
 from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
-from django.db import InterfaceError, OperationalError
 from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
 
 from server.client_address import authorization_parts, scope_header
+from server.errors import DATABASE_AWAY
 from server.stores import log_away
 from server.ws_subprotocol import offered_token
 
@@ -39,10 +39,6 @@ def carries_token(scope: dict) -> bool:
     """Whether a handshake signs in with a token (the header, or the subprotocol), and so not
     with the cookie."""
     return scope_header(scope, b"authorization") is not None or offered_token(scope) is not None
-
-
-# A handshake whose sign-in could not be checked: the database that holds it is away.
-DATABASE_AWAY = (OperationalError, InterfaceError)
 
 
 @database_sync_to_async
