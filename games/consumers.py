@@ -412,11 +412,16 @@ class GameConsumer(JsonFrameConsumer):
         if isinstance(loaded, AppError):
             await self.sync_failed(loaded, data)
         else:
-            _, self.version, frame = loaded
-            self.stage = stage(frame)
-            await self.send_frame(frame)
-            if self.held:
-                await self.release_held()
+            _, v, frame = loaded
+            await self._show_loaded(v, frame)
+
+    async def _show_loaded(self, v: int, frame: dict) -> None:
+        """Send a state read from the database as where this socket stands, then the held
+        states that follow on from it."""
+        self.version, self.stage = v, stage(frame)
+        await self.send_frame(frame)
+        if self.held:
+            await self.release_held()
 
     async def layer_reconnected(self, event: dict) -> None:
         """The channel layer is back after an outage: the states fanned out meanwhile never
@@ -428,10 +433,7 @@ class GameConsumer(JsonFrameConsumer):
             return
         _, v, frame = loaded
         if state_order(v, stage(frame)) > state_order(self.version, self.stage):
-            self.version, self.stage = v, stage(frame)
-            await self.send_frame(frame)
-            if self.held:
-                await self.release_held()
+            await self._show_loaded(v, frame)
 
     async def on_move(self, data: dict) -> None:
         move = data.get("move")
