@@ -23,8 +23,7 @@ from django.core.cache import cache
 from games import engine
 from games.engine.solver import hint_line
 from games.models import Game
-from server.stores import log_away
-from server.throttling import STORE_ERRORS
+from server.stores import STORE_ERRORS, log_away
 
 # How far back the positions a hint must not return to are read: a hint reads the history's
 # last rows, and a game of tens of thousands of moves (a bot's) should not cost a read of all

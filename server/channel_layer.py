@@ -25,9 +25,8 @@ from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
-from server.stores import log_away
+from server.stores import STORE_ERRORS, log_away
 
 logger = logging.getLogger(__name__)
 # What a connection Redis dropped (a restart) raises when next used.
@@ -229,7 +228,7 @@ class RedisLayer(RedisChannelLayer):
         try:
             async with asyncio.timeout(self.join_seconds):
                 await self._once_more(change, group, channel)
-        except (ConnectionError, OSError, RedisError, TimeoutError) as exc:
+        except STORE_ERRORS as exc:
             log_away(f"Channel layer: a socket's {change.__name__}", exc, logger)
             return False
         return True

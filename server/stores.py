@@ -19,6 +19,8 @@ import sys
 import time
 from urllib.parse import urlsplit
 
+from redis.exceptions import RedisError
+
 REDIS_CONNECT_SECONDS = 3.0
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,10 @@ def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
+
+# What a Redis operation raises while Redis cannot be reached or answers no more: redis-py's
+# errors, and the socket's own (a connection refused or reset, a timeout: all OSErrors).
+STORE_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError)
 
 # An outage is logged a line a minute for each thing it stops, not a traceback each time.
 AWAY_LOG_SECONDS = 60.0

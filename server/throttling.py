@@ -13,14 +13,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from redis.exceptions import RedisError
-
-from server.stores import log_away
+from server.stores import STORE_ERRORS, log_away
 
 log = logging.getLogger(__name__)
-
-# What a cache read or write raises while Redis cannot be reached (or answers no more).
-STORE_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError)
 
 
 class OpenWhileCacheAway:
