@@ -102,10 +102,10 @@ _broken_until = 0.0
 _skipped = 0
 
 
-async def send_to_group(group: str, message: dict) -> None:
-    """The channel layer's group send, given up after SEND_SECONDS (TimeoutError)."""
+async def send_to_group(layer: Any, group: str, message: dict) -> None:
+    """`layer`'s group send, given up after SEND_SECONDS (TimeoutError)."""
     async with asyncio.timeout(SEND_SECONDS):
-        await get_channel_layer().group_send(group, message)
+        await layer.group_send(group, message)
 
 
 async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = None) -> None:
@@ -121,7 +121,7 @@ async def send_to_game(game_id: int, frame: WireFrame, exclude: str | None = Non
             "exclude": exclude,
         }
         # Timed only where a send goes out: nearly every move's has no other socket to reach.
-        await send_to_group(game_group(game_id), message)
+        await send_to_group(layer, game_group(game_id), message)
 
 
 def send_to_game_sync(game_id: int, frame: WireFrame) -> None:

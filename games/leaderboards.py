@@ -177,7 +177,8 @@ def publish_board(daily: DailyChallenge, shrunk: bool = False) -> None:
         message["shrunk"] = True
     # Bounded (games.broadcast.SEND_SECONDS): a push runs once its game's write has committed,
     # on that write's thread, and a Redis that hung held a ranked finish 15 s.
-    async_to_sync(send_to_group)(board_group(daily.date.isoformat(), daily.variant), message)
+    group = board_group(daily.date.isoformat(), daily.variant)
+    async_to_sync(send_to_group)(layer, group, message)
 
 
 # What the all-time board ranks by, best first. Players equal in all three share a rank
