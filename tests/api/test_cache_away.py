@@ -4,10 +4,10 @@ lines) is not worth a 500 for a sign-in, a new game or a hint (server.throttling
 from __future__ import annotations
 
 import pytest
-from redis.exceptions import ConnectionError as RedisDown
 from rest_framework.test import APIClient
 
 from server import stores
+from tests.conftest import redis_down
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +17,7 @@ class CacheAway:
 
     def __getattr__(self, name: str):  # noqa: ANN204
         def away(*args: object, **kwargs: object) -> None:
-            raise RedisDown("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+            raise redis_down()
 
         return away
 

@@ -99,16 +99,27 @@ async def test_a_leaderboard_socket_is_public_as_its_rest_twin():
     assert await wrong.receive_output(WAIT) == CLOSED_4401
 
 
-async def signed_in_browser(user):  # noqa: ANN001, ANN201
-    """A test client signed in with a session, as the browser is, and a function that makes a
-    socket riding on its cookie (same origin, as the page's own)."""
+def cookie_of(client) -> bytes:  # noqa: ANN001
+    """The `Cookie` header a test client's session goes with, as its browser sends it."""
+    name = settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}".encode()
+
+
+async def signed_in(user):  # noqa: ANN001, ANN201
+    """A test client signed in with a session, as the browser is, and its `Cookie` header."""
     from asgiref.sync import sync_to_async
     from django.test import Client
 
     client = Client()
     await sync_to_async(client.force_login)(user)
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    headers = [(b"cookie", cookie.encode()), (b"origin", b"http://testserver")]
+    return client, cookie_of(client)
+
+
+async def signed_in_browser(user):  # noqa: ANN001, ANN201
+    """A test client signed in with a session, as the browser is, and a function that makes a
+    socket riding on its cookie (same origin, as the page's own)."""
+    client, cookie = await signed_in(user)
+    headers = [(b"cookie", cookie), (b"origin", b"http://testserver")]
     return client, lambda path: communicator(path, [*headers, (b"host", b"testserver")])
 
 
@@ -303,15 +314,8 @@ async def test_a_user_deactivated_while_a_browser_socket_opens_is_refused(user, 
 
 
 async def test_cross_site_origin_is_denied_to_a_cookie(user):  # noqa: ANN001
-    from asgiref.sync import sync_to_async
-    from django.test import Client
-
-    client = Client()
-    await sync_to_async(client.force_login)(user)
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    comm = communicator(
-        "/ws/echo", [(b"cookie", cookie.encode()), (b"origin", b"https://evil.example")]
-    )
+    _, cookie = await signed_in(user)
+    comm = communicator("/ws/echo", [(b"cookie", cookie), (b"origin", b"https://evil.example")])
     connected, _ = await comm.connect()
     assert not connected
 
@@ -404,16 +408,11 @@ def test_a_handshake_is_secure_over_tls_or_as_the_proxy_says(headers, scheme, se
 
 async def test_a_page_on_another_port_of_this_host_cannot_ride_on_the_cookie(user):  # noqa: ANN001
     """The handshake a page at http://testserver:9999 makes with its visitor's cookie."""
-    from asgiref.sync import sync_to_async
-    from django.test import Client
-
-    client = Client()
-    await sync_to_async(client.force_login)(user)
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    _, cookie = await signed_in(user)
     comm = communicator(
         "/ws/echo",
         [
-            (b"cookie", cookie.encode()),
+            (b"cookie", cookie),
             (b"origin", b"http://testserver:9999"),
             (b"host", b"testserver"),
         ],
@@ -432,11 +431,8 @@ async def test_a_handshake_for_a_host_not_served_is_denied(user):  # noqa: ANN00
 
 
 async def _session_socket(client, path: str):  # noqa: ANN001, ANN202
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    comm = communicator(
-        path,
-        [(b"cookie", cookie.encode()), (b"origin", b"http://testserver"), (b"host", b"testserver")],
-    )
+    same_site = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    comm = communicator(path, [(b"cookie", cookie_of(client)), *same_site])
     assert (await comm.connect())[0]
     return comm
 
@@ -557,19 +553,16 @@ async def test_a_token_subprotocol_signs_in_as_its_own_user_never_the_cookies(us
     read, so the socket is the token's user's (a watcher of the visitor's game), not the
     visitor's."""
     from asgiref.sync import sync_to_async
-    from django.test import Client
 
     from games import services
     from tests.ws.helpers import recv, send
 
     game = await sync_to_async(services.start_practice)(user, "portuguese", 1)
-    client = Client()
-    await sync_to_async(client.force_login)(user)
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    _, cookie = await signed_in(user)
     comm = offering(
         f"/ws/games/{game.pk}",
         ["solitaire-arena", f"token.{await _token(other_user)}"],
-        [(b"cookie", cookie.encode()), *ELSEWHERE],
+        [(b"cookie", cookie), *ELSEWHERE],
     )
     assert (await comm.connect())[0]
     state = await recv(comm)
