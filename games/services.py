@@ -31,8 +31,8 @@ from django.utils import timezone
 from games import engine, state_cache
 from games.engine.deal import MAX_SERVED_DEAL
 from games.models import VARIANT_IDS, DailyChallenge, Deal, Game, Move
-from server.errors import AppError
-from server.stores import log_away
+from server.errors import DATABASE_AWAY, AppError, log_failure
+from server.stores import STORE_ERRORS
 
 if TYPE_CHECKING:
     from accounts.models import User
@@ -538,7 +538,9 @@ def _on_finish(game: Game) -> None:
         try:
             publish_board(daily)
         except Exception as exc:  # noqa: BLE001 - the finish stands
-            log_away("Leaderboard pushes after a finish", exc, log)
+            away = "Leaderboard pushes after a finish"
+            stores = (*DATABASE_AWAY, *STORE_ERRORS)  # its board's read, and the layer's send
+            log_failure(log, exc, away, "%s failed", away, stores=stores)
 
     transaction.on_commit(push)
 

@@ -31,11 +31,12 @@ def log_failure(
     message: str,
     *args: object,
     level: int = logging.ERROR,
+    stores: tuple[type[BaseException], ...] = DATABASE_AWAY,
 ) -> None:
-    """Log a failure its caller answers for itself: the database away as a line a minute under
-    `away` (server.stores.log_away), not a traceback a message; anything else, which the
-    database being away does not explain, with its traceback."""
-    if isinstance(exc, DATABASE_AWAY):
+    """Log a failure its caller answers for itself: a store away (by default the database) as
+    a line a minute under `away` (server.stores.log_away), not a traceback a message; anything
+    else, which a store being away does not explain, with its traceback."""
+    if isinstance(exc, stores):
         log_away(away, exc, logger)
     else:
         logger.log(level, message, *args, exc_info=exc)

@@ -354,27 +354,30 @@ def _ranked_one_move_from_a_win(api) -> tuple[Game, str]:  # noqa: ANN001
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("error", [redis_down, lambda: ValueError("a bug")])
 def test_a_board_push_that_fails_after_the_commit_refuses_no_committed_move(
     api,
     user,
     other_user,
     monkeypatch,  # noqa: ANN001
     caplog,  # noqa: ANN001
+    error,  # noqa: ANN001
 ):
     """The board's push runs once the batch has committed; if it fails (the channel layer
     unreachable), the batch's moves stand, and their players must hear so. It used to raise
     out of the committed write: the batch was played again move by move, and every move in
-    it, the winning one too, was answered `stale_version`."""
+    it, the winning one too, was answered `stale_version`. A store away is a line; anything
+    else keeps its traceback."""
     from games import leaderboards
 
     game, last = _ranked_one_move_from_a_win(api)
     bystander = services.start_practice(other_user, "spanish", 5)
     their_move = legal(bystander)[0]
 
-    def layer_down(daily) -> None:  # noqa: ANN001
-        raise redis_down()
+    def push_fails(daily) -> None:  # noqa: ANN001
+        raise error()
 
-    monkeypatch.setattr(leaderboards, "publish_board", layer_down)
+    monkeypatch.setattr(leaderboards, "publish_board", push_fails)
     results = write_batch(
         [
             MoveRequest(game.pk, user, last, game.version),
@@ -387,7 +390,10 @@ def test_a_board_push_that_fails_after_the_commit_refuses_no_committed_move(
     assert [r for r in results if isinstance(r, AppError)] == []
     assert [frame.t for frame in results[0][1]] == ["state", "result"]
     (line,) = [r for r in caplog.records if "Leaderboard pushes" in r.getMessage()]
-    assert line.exc_info is None  # a line, not a traceback a finish
+    if error is redis_down:
+        assert line.exc_info is None  # a line, not a traceback a finish
+    else:
+        assert line.exc_info is not None
 
 
 @pytest.mark.django_db(transaction=True)
