@@ -12,7 +12,8 @@ import orjson
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from server.stores import log_away
+from server.errors import log_failure
+from server.stores import STORE_ERRORS, log_away
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +149,8 @@ async def fan_out(game_id: int, frames: Iterable[WireFrame], exclude: str | None
         _broken_until = time.monotonic() + BREAK_SECONDS
         log_away(f"Fan-outs (no answer in {SEND_SECONDS:g} s; resting)", exc, logger)
     except Exception as exc:  # noqa: BLE001 - the write stands whatever the layer says
-        log_away("Fan-outs of committed writes to watchers", exc, logger)
+        away = "Fan-outs of committed writes to watchers"
+        log_failure(logger, exc, away, "Game %s: %s failed", game_id, away, stores=STORE_ERRORS)
     else:
         if _broken_until:
             logger.warning("Fan-outs resumed; %d were skipped", _skipped)
